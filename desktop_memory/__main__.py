@@ -1,0 +1,7 @@
+"""`python -m desktop_memory`."""
+
+import sys
+
+from .cli.main import main
+
+sys.exit(main())

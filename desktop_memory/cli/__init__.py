@@ -1,0 +1,1 @@
+"""The `desktop-memory` command line (a thin adapter over the service)."""

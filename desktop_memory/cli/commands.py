@@ -1,0 +1,310 @@
+"""The CLI commands: each reads its arguments, calls the service, prints the result."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+from .. import paths
+from ..core.errors import InvalidInput, StorageError
+from ..core.models import Hit, Memory, to_iso
+from ..core.query import Filters, parse_date
+from ..core.text import decode, first_line
+from ..service import ImportReport, MemoryService
+
+Handler = Callable[[MemoryService, argparse.Namespace], int]
+HANDLERS: dict[str, Handler] = {}
+
+
+def handler(name: str) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        HANDLERS[name] = fn
+        return fn
+    return register
+
+
+def run(args: argparse.Namespace) -> int:
+    folder = paths.data_dir(args.data_dir)
+    with MemoryService(folder) as service:
+        return HANDLERS[args.command](service, args)
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def out(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def read_stdin() -> str:
+    return decode(sys.stdin.buffer.read())
+
+
+def filters_from(args: argparse.Namespace) -> Filters:
+    after = before = None
+    if args.after and not (after := parse_date(args.after)):
+        raise InvalidInput(f"--after: not an ISO date: {args.after!r}")
+    if args.before and not (before := parse_date(args.before)):
+        raise InvalidInput(f"--before: not an ISO date: {args.before!r}")
+    return Filters(
+        sources=tuple(s.lower() for s in args.source), apps=tuple(a.lower() for a in args.app),
+        tags=tuple(t.lower().lstrip("#") for t in args.tags), after=after, before=before,
+        pinned_only=args.pinned, include_forgotten=args.include_forgotten,
+    )
+
+
+def describe(m: Memory, width: int = 70) -> str:
+    marks = ("📌 " if m.pinned else "") + ("(forgotten) " if m.forgotten else "")
+    when = (to_iso(m.created_at) or "")[:16].replace("T", " ")
+    return f"{m.id[:8]}  {when}  {m.source:<9} {marks}{m.title or first_line(m.content, width)}"
+
+
+@contextmanager
+def output_stream(path: str | None) -> Iterator[IO[str]]:
+    if not path or path == "-":
+        yield sys.stdout
+        return
+    target = Path(path)
+    tmp = target.with_name(target.name + ".partial")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            yield fh
+        tmp.replace(target)
+    except OSError as exc:
+        raise StorageError(f"cannot write {path}: {exc.strerror}") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+# -- commands --------------------------------------------------------------------------------
+@handler("add")
+def cmd_add(service: MemoryService, args: argparse.Namespace) -> int:
+    text = read_stdin() if not args.text or args.text == ["-"] else " ".join(args.text)
+    result = service.add(text, source=args.source, title=args.title, tags=args.tags, pinned=args.pin)
+    if args.json:
+        emit_json(result.to_dict())
+    else:
+        verb = {"added": "Remembered", "duplicate": "Already remembered", "merged": "Merged into"}[result.status]
+        note = f" ({sum(result.redactions.values())} secret(s) redacted)" if result.redactions else ""
+        out(f"{verb} {result.memory.id}{note}")
+    return 0
+
+
+@handler("import")
+def cmd_import(service: MemoryService, args: argparse.Namespace) -> int:
+    def progress(report: ImportReport) -> None:
+        done = report.added + report.duplicates + report.merged
+        print(f"committed {done}", file=sys.stderr, flush=True)
+
+    if args.file == "-":
+        report = service.import_records(sys.stdin.buffer, progress=progress)
+    else:
+        try:
+            with open(args.file, "rb") as fh:
+                report = service.import_records(fh, progress=progress)
+        except FileNotFoundError:
+            raise InvalidInput(f"no such file: {args.file}") from None
+        except IsADirectoryError:
+            raise InvalidInput(f"{args.file} is a folder, not a JSON Lines file") from None
+        except PermissionError:
+            raise InvalidInput(f"cannot read {args.file}: permission denied") from None
+    for line, error in report.errors[:50]:
+        print(f"line {line}: skipped: {error}", file=sys.stderr)
+    if len(report.errors) > 50:
+        print(f"... and {len(report.errors) - 50} more bad lines", file=sys.stderr)
+    if args.json:
+        emit_json(report.to_dict())
+    else:
+        out(f"Imported {report.added} new, {report.duplicates} duplicate(s), {report.merged} merged, "
+            f"{len(report.errors)} bad line(s) skipped, {report.redacted} secret(s) redacted")
+    total = report.added + report.duplicates + report.merged
+    return 1 if report.errors and total == 0 else 0
+
+
+@handler("export")
+def cmd_export(service: MemoryService, args: argparse.Namespace) -> int:
+    with output_stream(args.output) as fh:
+        if args.format == "jsonl":
+            for record in service.export_records(include_forgotten=args.include_forgotten):
+                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        else:
+            for chunk in service.export_markdown(include_forgotten=args.include_forgotten):
+                fh.write(chunk)
+    return 0
+
+
+def _print_hits(hits: list[Hit], explain: bool) -> None:
+    if not hits:
+        out("No memories match. Try fewer words or remove a filter.")
+    for h in hits:
+        out(f"{h.score:6.3f}  {describe(h.memory)}")
+        if explain:
+            out("        " + "  ".join(f"{k}={v}" for k, v in h.explain.items()))
+
+
+@handler("search")
+def cmd_search(service: MemoryService, args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        raise InvalidInput("--limit must be at least 1")
+    filters = filters_from(args)
+    if args.query == ["-"]:
+        for raw in sys.stdin.buffer:
+            query = decode(raw).strip()
+            hits = service.search(query, limit=args.limit, filters=filters) if query else []
+            if args.json:
+                emit_json([h.to_dict(explain=args.explain) for h in hits])
+            else:
+                out(f"# {query}")
+                _print_hits(hits, args.explain)
+        return 0
+    hits = service.search(" ".join(args.query), limit=args.limit, filters=filters)
+    if args.json:
+        emit_json([h.to_dict(explain=args.explain) for h in hits])
+    else:
+        _print_hits(hits, args.explain)
+    return 0
+
+
+@handler("context")
+def cmd_context(service: MemoryService, args: argparse.Namespace) -> int:
+    query = " ".join(args.query).strip()
+    if query == "-":
+        query = read_stdin().strip()
+    ctx = service.context(query or None, ids=args.ids, budget=args.budget, fmt=args.format,
+                          limit=args.limit, filters=filters_from(args))
+    if args.json:
+        emit_json(ctx.to_dict())
+    elif not ctx.text:
+        print("No memories to build context from.", file=sys.stderr)
+        return 1
+    else:
+        out(ctx.text.rstrip("\n"))
+    return 0
+
+
+@handler("show")
+def cmd_show(service: MemoryService, args: argparse.Namespace) -> int:
+    m = service.get(args.id)
+    if args.json:
+        emit_json(m.to_dict())
+        return 0
+    d = m.to_dict()
+    for key in ("id", "title", "source", "source_app", "source_url", "created_at", "updated_at",
+                "accessed_at", "access_count", "pinned", "forgotten", "importance", "tags", "redactions"):
+        if d[key] not in ("", None, [], {}):
+            out(f"{key + ':':<14}{d[key]}")
+    if m.metadata:
+        out(f"{'metadata:':<14}{json.dumps(m.metadata, ensure_ascii=False)}")
+    if m.summary:
+        out(f"{'summary:':<14}{m.summary}")
+    out()
+    out(m.content)
+    return 0
+
+
+@handler("edit")
+def cmd_edit(service: MemoryService, args: argparse.Namespace) -> int:
+    if args.content is None and args.title is None:
+        raise InvalidInput("give --content and/or --title")
+    content = read_stdin() if args.content == "-" else args.content
+    m = service.edit(args.id, content=content, title=args.title)
+    out(f"Edited {m.id}")
+    return 0
+
+
+def _each(service: MemoryService, ids: list[str], action: Callable[[str], Memory], verb: str) -> int:
+    for i in ids:
+        m = action(i)
+        out(f"{verb} {m.id}")
+    return 0
+
+
+@handler("pin")
+def cmd_pin(service: MemoryService, args: argparse.Namespace) -> int:
+    return _each(service, args.ids, lambda i: service.set_pinned(i, True), "Pinned")
+
+
+@handler("unpin")
+def cmd_unpin(service: MemoryService, args: argparse.Namespace) -> int:
+    return _each(service, args.ids, lambda i: service.set_pinned(i, False), "Unpinned")
+
+
+@handler("forget")
+def cmd_forget(service: MemoryService, args: argparse.Namespace) -> int:
+    return _each(service, args.ids, lambda i: service.set_forgotten(i, True), "Forgot")
+
+
+@handler("restore")
+def cmd_restore(service: MemoryService, args: argparse.Namespace) -> int:
+    return _each(service, args.ids, lambda i: service.set_forgotten(i, False), "Restored")
+
+
+@handler("tag")
+def cmd_tag(service: MemoryService, args: argparse.Namespace) -> int:
+    m = service.tag(args.id, remove=args.tags) if args.remove else service.tag(args.id, add=args.tags)
+    out(f"{m.id} tags: {', '.join(m.tags) or '(none)'}")
+    return 0
+
+
+def _confirm(question: str, yes: bool) -> bool:
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        raise InvalidInput("refusing to delete without confirmation: add --yes")
+    return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+
+
+@handler("purge")
+def cmd_purge(service: MemoryService, args: argparse.Namespace) -> int:
+    memories = [service.get(i) for i in args.ids]
+    if not _confirm(f"Delete {len(memories)} memory(ies) for good?", args.yes):
+        out("Nothing deleted.")
+        return 1
+    n = service.purge([m.id for m in memories])
+    out(f"Purged {n} memory(ies) from every store")
+    return 0
+
+
+@handler("retention")
+def cmd_retention(service: MemoryService, args: argparse.Namespace) -> int:
+    ids = service.retention(older_than_days=args.older_than, below_importance=args.below_importance,
+                            include_forgotten_only=args.forgotten_only, dry_run=True)
+    if args.dry_run or not ids:
+        out(f"{len(ids)} memory(ies) would be purged" if args.dry_run else "Nothing to purge")
+        return 0
+    if not _confirm(f"Purge {len(ids)} memory(ies) for good?", args.yes):
+        out("Nothing deleted.")
+        return 1
+    service.purge(ids)
+    out(f"Purged {len(ids)} memory(ies)")
+    return 0
+
+
+@handler("stats")
+def cmd_stats(service: MemoryService, args: argparse.Namespace) -> int:
+    data = service.stats()
+    if args.json:
+        emit_json(data)
+    else:
+        for key, value in data.items():
+            out(f"{key + ':':<18}{value}")
+    return 0
+
+
+@handler("doctor")
+def cmd_doctor(service: MemoryService, args: argparse.Namespace) -> int:
+    data = service.doctor()
+    if args.json:
+        emit_json(data)
+    else:
+        for key, value in data.items():
+            out(f"{key + ':':<18}{value}")
+    return 0 if data["ok"] else 1

@@ -1,0 +1,142 @@
+"""`desktop-memory` command line: argument parsing and the one error barrier."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from .. import __version__
+from ..core.errors import DesktopMemoryError
+from . import commands
+
+PROG = "desktop-memory"
+
+
+def _filters(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("filters (also as query words: source:X app:X #tag after:DATE before:DATE is:pinned)")
+    g.add_argument("--source", action="append", default=[], help="only this source (repeatable)")
+    g.add_argument("--app", action="append", default=[], help="only from this app (substring, repeatable)")
+    g.add_argument("--tag", action="append", default=[], dest="tags", help="only with this tag (repeatable)")
+    g.add_argument("--after", help="created on or after this ISO date/time")
+    g.add_argument("--before", help="created before this ISO date/time")
+    g.add_argument("--pinned", action="store_true", help="only pinned memories")
+    g.add_argument("--include-forgotten", action="store_true", help="also search forgotten memories")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Private, offline memory for your desktop: remember what you copy, find it, "
+        "and paste it as context into any AI chat.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--data-dir", help="data folder (default: $DESKTOP_MEMORY_HOME or the user data folder)")
+    parser.add_argument("--debug", action="store_true", help="log details (never captured text) to stderr")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("add", help="remember a text (argument, or stdin when none or '-')")
+    p.add_argument("text", nargs="*", help="the text; read from stdin when omitted or '-'")
+    p.add_argument("--title", default="")
+    p.add_argument("--tag", action="append", default=[], dest="tags")
+    p.add_argument("--pin", action="store_true")
+    p.add_argument("--source", default="cli")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("import", help="import JSON Lines (one memory per line)")
+    p.add_argument("file", help="a .jsonl file or '-' for stdin")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("export", help="export memories as JSON Lines or Markdown")
+    p.add_argument("--format", choices=("jsonl", "markdown"), default="jsonl")
+    p.add_argument("--output", "-o", help="file to write (default: stdout)")
+    p.add_argument("--include-forgotten", action="store_true")
+
+    p = sub.add_parser("search", help="search by words and meaning ('-': one query per stdin line)")
+    p.add_argument("query", nargs="+", help="the query, or '-' to read one query per line from stdin")
+    p.add_argument("--limit", "-n", type=int, default=10)
+    p.add_argument("--json", action="store_true", help="one JSON array of hits per query")
+    p.add_argument("--explain", action="store_true", help="show per-channel scores")
+    _filters(p)
+
+    p = sub.add_parser("context", help="pasteable context for an AI chat from a query or chosen ids")
+    p.add_argument("query", nargs="*")
+    p.add_argument("--id", action="append", default=[], dest="ids", help="a memory id (repeatable)")
+    p.add_argument("--budget", type=int, help="token budget (default 1500, see README)")
+    p.add_argument("--format", choices=("text", "markdown"))
+    p.add_argument("--limit", type=int, default=20, help="memories considered for a query")
+    p.add_argument("--json", action="store_true")
+    _filters(p)
+
+    p = sub.add_parser("show", help="show one memory")
+    p.add_argument("id")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("edit", help="change a memory's text or title")
+    p.add_argument("id")
+    p.add_argument("--content", help="new text ('-' reads stdin)")
+    p.add_argument("--title")
+
+    for name, text in (("pin", "pin memories"), ("unpin", "unpin memories"),
+                       ("forget", "forget memories (soft delete; undo with restore)"),
+                       ("restore", "bring forgotten memories back")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("ids", nargs="+", metavar="ID")
+
+    p = sub.add_parser("tag", help="add (or with --remove, remove) tags")
+    p.add_argument("id")
+    p.add_argument("tags", nargs="+", metavar="TAG")
+    p.add_argument("--remove", action="store_true")
+
+    p = sub.add_parser("purge", help="delete memories for good from every store")
+    p.add_argument("ids", nargs="+", metavar="ID")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+
+    p = sub.add_parser("retention", help="purge old, unimportant memories (pinned ones are kept)")
+    p.add_argument("--older-than", type=float, required=True, metavar="DAYS")
+    p.add_argument("--below-importance", type=float, default=1.0, metavar="X")
+    p.add_argument("--forgotten-only", action="store_true")
+    p.add_argument("--dry-run", action="store_true")
+    p.add_argument("--yes", action="store_true")
+
+    p = sub.add_parser("stats", help="counts and sizes")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("doctor", help="check the data folder and repair the vector index")
+    p.add_argument("--json", action="store_true")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
+                        format="%(name)s: %(levelname)s: %(message)s")
+    if not args.debug:
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    if args.command is None:
+        parser.print_help()
+        return 0
+    try:
+        return commands.run(args)
+    except DesktopMemoryError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except Exception as exc:  # noqa: BLE001 - the last barrier: one line, never a traceback
+        logging.getLogger(PROG).debug("unexpected error", exc_info=True)
+        print(f"{PROG}: unexpected error: {type(exc).__name__}: {str(exc)[:300]} "
+              "(run with --debug for details)", file=sys.stderr)
+        return 70
+
+
+if __name__ == "__main__":
+    sys.exit(main())

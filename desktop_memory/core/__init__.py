@@ -1,0 +1,1 @@
+"""Pure logic: standard library only, no I/O, no threads."""

@@ -1,0 +1,25 @@
+"""Domain errors: each carries a one-line message meant for the person, not a traceback."""
+
+
+class DesktopMemoryError(Exception):
+    """Base of every error the front ends show as a plain message."""
+
+
+class InvalidInput(DesktopMemoryError):
+    """The person gave something we cannot store or understand."""
+
+
+class NotFound(DesktopMemoryError):
+    """No memory with that id (or id prefix)."""
+
+
+class StorageError(DesktopMemoryError):
+    """The data folder cannot be opened, is damaged, or is in use."""
+
+
+class DataDirLocked(StorageError):
+    """Another desktop-memory process owns the data folder."""
+
+
+class ModelUnavailable(DesktopMemoryError):
+    """A model file or package is missing or cannot be loaded."""

@@ -1,0 +1,74 @@
+"""Plain data passed between the engine and the front ends."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SOURCES = ("clipboard", "hotkey", "manual", "cli", "import", "mcp", "chat", "app")
+
+
+def to_iso(ts: float | None) -> str | None:
+    """Epoch seconds -> ISO 8601 in UTC (None stays None)."""
+    if ts is None:
+        return None
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).isoformat()
+
+
+def from_iso(value: str) -> float:
+    """ISO 8601 -> epoch seconds; a time without a zone is taken as local time."""
+    moment = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    if moment.tzinfo is None:
+        moment = moment.astimezone()
+    return moment.timestamp()
+
+
+@dataclass
+class Memory:
+    """One remembered piece of text and everything known about it."""
+
+    id: str
+    content: str
+    source: str = "manual"
+    summary: str = ""
+    title: str = ""
+    source_app: str = ""
+    source_url: str = ""
+    session_id: str | None = None
+    tags: list[str] = field(default_factory=list)
+    entities: list[dict[str, Any]] = field(default_factory=list)
+    importance: float = 0.5
+    pinned: bool = False
+    forgotten: bool = False
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    accessed_at: float | None = None
+    access_count: int = 0
+    content_hash: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    enrichment_state: str = "pending"
+    redactions: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready record with ISO 8601 times."""
+        data = asdict(self)
+        for key in ("created_at", "updated_at", "accessed_at"):
+            data[key] = to_iso(data[key])
+        return data
+
+
+@dataclass
+class Hit:
+    """A memory found by a search, with its final score and per-channel explanation."""
+
+    memory: Memory
+    score: float
+    explain: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self, *, explain: bool = False) -> dict[str, Any]:
+        data = self.memory.to_dict()
+        data["score"] = round(self.score, 6)
+        if explain:
+            data["explain"] = self.explain
+        return data

@@ -1,0 +1,136 @@
+"""Turning whatever the person types into a safe FTS5 query and a set of filters.
+
+Any text is a valid query: FTS5 operators, quotes, `?`, `*`, unicode and huge pastes are
+reduced to plain word tokens, each quoted, joined with OR. Filter words (`source:clipboard`,
+`app:firefox`, `after:2026-01-01`, `before:...`, `#tag`, `is:pinned`, `is:forgotten`) are taken
+out of the text and become filters.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field, replace
+
+MAX_TERMS = 48
+_WORD = re.compile(r"\w+", re.UNICODE)
+_FILTER = re.compile(r"(?<!\S)(source|app|after|before|is|tag):(\S+)|(?<!\S)#([\w\-/.]+)", re.UNICODE)
+
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had
+    has have having he her here hers herself him himself his how i if in into is it its itself just
+    me more most my myself no nor not now of off on once only or other our ours ourselves out over
+    own same she should so some such than that the their theirs them themselves then there these
+    they this those through to too under until up very was we were what when where which while who
+    whom why will with would you your yours yourself yourselves s t d ll m re ve y don doesn didn
+    isn wasn weren hasn haven hadn won wouldn shouldn couldn mustn also get got really""".split()
+)
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrictions on which memories a search may return."""
+
+    sources: tuple[str, ...] = ()
+    apps: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    after: dt.datetime | None = None
+    before: dt.datetime | None = None
+    pinned_only: bool = False
+    include_forgotten: bool = False
+
+    def merged(self, other: Filters) -> Filters:
+        """Combine two filter sets (the other's settings add to or override ours)."""
+        return replace(
+            self,
+            sources=self.sources + other.sources,
+            apps=self.apps + other.apps,
+            tags=self.tags + other.tags,
+            after=other.after or self.after,
+            before=other.before or self.before,
+            pinned_only=self.pinned_only or other.pinned_only,
+            include_forgotten=self.include_forgotten or other.include_forgotten,
+        )
+
+    @property
+    def active(self) -> bool:
+        return bool(self.sources or self.apps or self.tags or self.after or self.before or self.pinned_only)
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    text: str
+    filters: Filters = field(default_factory=Filters)
+
+
+def parse_date(value: str, *, end_of_day: bool = False) -> dt.datetime | None:
+    """Parse an ISO date or datetime; a bare date means its start (or end) in UTC."""
+    value = value.strip()
+    try:
+        if len(value) == 10:
+            day = dt.date.fromisoformat(value)
+            moment = dt.datetime.combine(day, dt.time.max if end_of_day else dt.time.min)
+            return moment.replace(tzinfo=dt.timezone.utc)
+        moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)
+
+
+def parse(text: str) -> ParsedQuery:
+    """Split filter words out of a typed query; unknown `x:y` words stay as text."""
+    sources: list[str] = []
+    apps: list[str] = []
+    tags: list[str] = []
+    after = before = None
+    pinned = forgotten = False
+    kept: list[str] = []
+    last = 0
+    for m in _FILTER.finditer(text):
+        key, value, hashtag = m.group(1), m.group(2), m.group(3)
+        used = True
+        if hashtag:
+            tags.append(hashtag.lower())
+        elif key == "source":
+            sources.append(value.lower())
+        elif key == "app":
+            apps.append(value.lower())
+        elif key == "tag":
+            tags.append(value.lower())
+        elif key == "after" and (d := parse_date(value)):
+            after = d
+        elif key == "before" and (d := parse_date(value, end_of_day=False)):
+            before = d
+        elif key == "is" and value.lower() == "pinned":
+            pinned = True
+        elif key == "is" and value.lower() == "forgotten":
+            forgotten = True
+        else:
+            used = False
+        if used:
+            kept.append(text[last : m.start()])
+            last = m.end()
+    kept.append(text[last:])
+    filters = Filters(tuple(sources), tuple(apps), tuple(tags), after, before, pinned, forgotten)
+    return ParsedQuery(" ".join("".join(kept).split()), filters)
+
+
+def terms(text: str, *, limit: int = MAX_TERMS) -> list[str]:
+    """Distinct lower-case word tokens without stop words (all tokens if only stop words)."""
+    seen: dict[str, None] = {}
+    for tok in _WORD.findall(text.lower()):
+        tok = tok.strip("_")
+        if tok and tok not in seen:
+            seen[tok] = None
+    words = list(seen)
+    content = [w for w in words if w not in STOP_WORDS]
+    return (content or words)[:limit]
+
+
+def fts_match(text: str, *, limit: int = MAX_TERMS) -> str | None:
+    """A safe FTS5 MATCH expression (quoted terms joined by OR), or None if nothing to match."""
+    toks = terms(text, limit=limit)
+    if not toks:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in toks)

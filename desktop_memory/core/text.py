@@ -1,0 +1,64 @@
+"""Normalising captured text before it is stored."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+from .errors import InvalidInput
+
+DEFAULT_MAX_BYTES = 1_000_000
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_TRAILING_WS = re.compile(r"[ \t]+\n")
+_MANY_BLANK_LINES = re.compile(r"\n{4,}")
+
+
+def decode(data: bytes) -> str:
+    """Decode bytes as UTF-8 (BOM tolerated), replacing invalid sequences with U+FFFD."""
+    return data.decode("utf-8-sig", errors="replace")
+
+
+def normalise(text: str | bytes) -> str:
+    """Unify line endings, drop NUL and other control characters, NFC-normalise, trim.
+
+    Lone surrogates (which cannot be stored as UTF-8) become U+FFFD.
+    """
+    if isinstance(text, bytes):
+        text = decode(text)
+    text = _SURROGATE.sub("\ufffd", text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _CONTROL.sub("", text)
+    text = unicodedata.normalize("NFC", text)
+    text = _TRAILING_WS.sub("\n", text)
+    text = _MANY_BLANK_LINES.sub("\n\n\n", text)
+    return text.strip()
+
+
+def check_content(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+    """Return normalised text or raise InvalidInput with a clear reason."""
+    clean = normalise(text)
+    if not clean:
+        raise InvalidInput("nothing to remember: the text is empty or only whitespace")
+    size = len(clean.encode("utf-8"))
+    if size > max_bytes:
+        raise InvalidInput(
+            f"text is too large to remember ({size:,} bytes; the limit is {max_bytes:,} bytes)"
+        )
+    return clean
+
+
+def content_hash(text: str) -> str:
+    """Stable hash used to spot exact duplicates (whitespace-insensitive, case-sensitive)."""
+    canonical = " ".join(text.split())
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def first_line(text: str, width: int = 80) -> str:
+    """The first non-empty line, shortened to width characters."""
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            return line if len(line) <= width else line[: width - 1].rstrip() + "…"
+    return ""

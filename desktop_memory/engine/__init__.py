@@ -1,0 +1,1 @@
+"""I/O and heavy dependencies (SQLite, Chroma, models); no Qt."""

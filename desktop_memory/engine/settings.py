@@ -1,0 +1,49 @@
+"""Engine settings: a small JSON file in the data folder, written atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from ..core.context import DEFAULT_BUDGET
+from ..core.text import DEFAULT_MAX_BYTES
+
+FILENAME = "settings.json"
+
+
+@dataclass
+class Settings:
+    """What the person can tune; unknown keys in the file are ignored, bad values reset."""
+
+    max_bytes: int = DEFAULT_MAX_BYTES
+    context_budget: int = DEFAULT_BUDGET
+    context_format: str = "text"
+    near_duplicate_cosine: float = 0.95
+    near_duplicate_window: int = 512
+
+    @classmethod
+    def load(cls, folder: Path) -> Settings:
+        path = folder / FILENAME
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return cls()
+        defaults = cls()
+        values = {}
+        for f in fields(cls):
+            value = raw.get(f.name, getattr(defaults, f.name)) if isinstance(raw, dict) else None
+            default = getattr(defaults, f.name)
+            values[f.name] = value if isinstance(value, type(default)) else default
+        return cls(**values)
+
+    def save(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".settings-", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(asdict(self), fh, indent=2)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, folder / FILENAME)

@@ -1,0 +1,313 @@
+"""SQLite through APSW: the source of truth for memories, sessions and queues."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from ..core.errors import NotFound, StorageError
+from ..core.models import Memory
+from ..core.query import Filters
+
+SESSION_GAP_S = 10 * 60
+COLUMNS = (
+    "id content summary title source source_app source_url session_id tags entities importance pinned "
+    "forgotten created_at updated_at accessed_at access_count content_hash metadata enrichment_state "
+    "redactions"
+).split()
+_SELECT = "SELECT " + ", ".join(f"m.{c}" for c in COLUMNS) + " FROM memories m"
+
+
+def migrations() -> list[tuple[int, str, str]]:
+    """(number, name, sql) of every packaged migration, in order."""
+    folder = resources.files("desktop_memory.engine") / "migrations"
+    found = []
+    for entry in folder.iterdir():
+        name = entry.name
+        if name.startswith("m") and name.endswith(".sql"):
+            found.append((int(name[1:4]), name, entry.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+def _row_to_memory(row: Sequence[Any]) -> Memory:
+    d = dict(zip(COLUMNS, row, strict=True))
+    d["tags"] = json.loads(d["tags"])
+    d["entities"] = json.loads(d["entities"])
+    d["metadata"] = json.loads(d["metadata"])
+    d["pinned"] = bool(d["pinned"])
+    d["forgotten"] = bool(d["forgotten"])
+    return Memory(**d)
+
+
+class Store:
+    """One connection to the memories database; used from one thread at a time."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self.db = apsw.Connection(str(path))
+            self.db.set_busy_timeout(5000)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self.migrate()
+        except apsw.NotADBError as exc:
+            raise StorageError(f"{path} is not a desktop-memory database (damaged or not SQLite)") from exc
+        except apsw.Error as exc:
+            raise StorageError(f"cannot open the database {path}: {exc}") from exc
+
+    # -- schema -------------------------------------------------------------------------------
+    @property
+    def schema_version(self) -> int:
+        return int(self.db.execute("PRAGMA user_version").fetchone()[0])
+
+    def migrate(self) -> list[str]:
+        """Apply every migration newer than the database, each in its own transaction."""
+        applied = []
+        known = migrations()
+        current = self.schema_version
+        if known and current > known[-1][0]:
+            raise StorageError(
+                f"the database was written by a newer desktop-memory (schema {current}); please upgrade"
+            )
+        for number, name, sql in known:
+            if number <= current:
+                continue
+            with self.db:
+                self.db.execute(sql)
+                self.db.execute(f"PRAGMA user_version={number}")
+            applied.append(name)
+        return applied
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self.db:
+            yield
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- reading ------------------------------------------------------------------------------
+    def get(self, memory_id: str) -> Memory:
+        """A memory by full id or unique id prefix (at least 4 characters)."""
+        row = self.db.execute(_SELECT + " WHERE m.id = ?", (memory_id,)).fetchone()
+        if row is None and len(memory_id) >= 4:
+            rows = self.db.execute(
+                _SELECT + " WHERE m.id >= ? AND m.id < ? LIMIT 2", (memory_id, memory_id + "\uffff")
+            ).fetchall()
+            if len(rows) > 1:
+                raise NotFound(f"id prefix {memory_id!r} matches more than one memory; give more of it")
+            row = rows[0] if rows else None
+        if row is None:
+            raise NotFound(f"no memory with id {memory_id!r}")
+        return _row_to_memory(row)
+
+    def get_many(self, ids: Iterable[str]) -> dict[str, Memory]:
+        ids = list(ids)
+        out: dict[str, Memory] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.db.execute(_SELECT + f" WHERE m.id IN ({marks})", chunk):
+                m = _row_to_memory(row)
+                out[m.id] = m
+        return out
+
+    def by_hash(self, content_hash: str) -> Memory | None:
+        row = self.db.execute(
+            _SELECT + " WHERE m.content_hash = ? ORDER BY m.forgotten, m.created_at LIMIT 1", (content_hash,)
+        ).fetchone()
+        return _row_to_memory(row) if row else None
+
+    def iter_all(self, *, include_forgotten: bool = True, batch: int = 1000) -> Iterator[Memory]:
+        """Every memory in the order it was added."""
+        extra = "" if include_forgotten else " AND m.forgotten = 0"
+        last = -1
+        while True:
+            rows = self.db.execute(
+                _SELECT.replace("SELECT ", "SELECT m.rowid, ", 1)
+                + f" WHERE m.rowid > ?{extra} ORDER BY m.rowid LIMIT ?",
+                (last, batch),
+            ).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                yield _row_to_memory(row[1:])
+            last = rows[-1][0]
+
+    def all_ids(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT id FROM memories")}
+
+    def count(self, *, include_forgotten: bool = False) -> int:
+        sql = "SELECT count(*) FROM memories" + ("" if include_forgotten else " WHERE forgotten = 0")
+        return int(self.db.execute(sql).fetchone()[0])
+
+    def recent(self, limit: int) -> list[str]:
+        """Ids of the most recently added memories, newest first."""
+        return [r[0] for r in self.db.execute("SELECT id FROM memories ORDER BY rowid DESC LIMIT ?", (limit,))]
+
+    # -- filters ------------------------------------------------------------------------------
+    @staticmethod
+    def filter_sql(filters: Filters, alias: str = "m") -> tuple[str, list[Any]]:
+        """A WHERE fragment (always valid SQL) and its parameters for the given filters."""
+        clauses, params = [], []
+        if not filters.include_forgotten:
+            clauses.append(f"{alias}.forgotten = 0")
+        if filters.pinned_only:
+            clauses.append(f"{alias}.pinned = 1")
+        if filters.sources:
+            clauses.append(f"lower({alias}.source) IN ({','.join('?' * len(filters.sources))})")
+            params += [s.lower() for s in filters.sources]
+        if filters.apps:
+            clauses.append("(" + " OR ".join(f"lower({alias}.source_app) LIKE ?" for _ in filters.apps) + ")")
+            params += [f"%{a.lower()}%" for a in filters.apps]
+        for tag in filters.tags:
+            clauses.append(f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE lower(value) = ?)")
+            params.append(tag.lower())
+        if filters.after:
+            clauses.append(f"{alias}.created_at >= ?")
+            params.append(filters.after.timestamp())
+        if filters.before:
+            clauses.append(f"{alias}.created_at < ?")
+            params.append(filters.before.timestamp())
+        return (" AND ".join(clauses) or "1"), params
+
+    def keyword_search(self, match: str, filters: Filters, limit: int) -> list[tuple[str, float]]:
+        """(id, bm25 score, higher is better) for an already-sanitised FTS5 expression."""
+        where, params = self.filter_sql(filters)
+        sql = (
+            "SELECT m.id, -bm25(memories_fts, 1.0, 0.5, 1.0, 1.0, 0.5) AS s FROM memories_fts "
+            "JOIN memories m ON m.rowid = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ? AND {where} ORDER BY s DESC LIMIT ?"
+        )
+        try:
+            return [(r[0], float(r[1])) for r in self.db.execute(sql, [match, *params, limit])]
+        except apsw.SQLError as exc:  # a sanitiser bug must not become a traceback
+            raise StorageError(f"keyword search failed: {exc}") from exc
+
+    def filtered_ids(self, filters: Filters, cap: int) -> list[str] | None:
+        """Ids matching the filters, or None when more than cap match."""
+        where, params = self.filter_sql(filters)
+        rows = self.db.execute(f"SELECT m.id FROM memories m WHERE {where} LIMIT ?", [*params, cap + 1]).fetchall()
+        return None if len(rows) > cap else [r[0] for r in rows]
+
+    # -- writing ------------------------------------------------------------------------------
+    def session_for(self, source: str, source_app: str, at: float, title: str) -> str:
+        """The session a memory captured at `at` belongs to (joined or newly started)."""
+        row = self.db.execute(
+            "SELECT id, started_at, ended_at FROM sessions WHERE source = ? AND source_app = ? "
+            "AND ended_at >= ? AND started_at <= ? ORDER BY ended_at DESC LIMIT 1",
+            (source, source_app, at - SESSION_GAP_S, at + SESSION_GAP_S),
+        ).fetchone()
+        if row:
+            sid, started, ended = row
+            self.db.execute(
+                "UPDATE sessions SET started_at = ?, ended_at = ?, count = count + 1 WHERE id = ?",
+                (min(started, at), max(ended, at), sid),
+            )
+            return sid
+        sid = str(uuid.uuid4())
+        self.db.execute(
+            "INSERT INTO sessions(id, source, source_app, title, started_at, ended_at, count) "
+            "VALUES (?, ?, ?, ?, ?, ?, 1)",
+            (sid, source, source_app, title, at, at),
+        )
+        return sid
+
+    def insert(self, m: Memory) -> None:
+        values = [getattr(m, c) for c in COLUMNS]
+        for i, c in enumerate(COLUMNS):
+            if c in ("tags", "entities", "metadata"):
+                values[i] = json.dumps(values[i], ensure_ascii=False)
+            elif c in ("pinned", "forgotten"):
+                values[i] = int(values[i])
+        self.db.execute(
+            f"INSERT INTO memories({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})", values
+        )
+
+    def update(self, memory_id: str, **fields: Any) -> None:
+        """Set some columns of one memory (JSON columns take Python values)."""
+        if not fields:
+            return
+        sets, values = [], []
+        for key, value in fields.items():
+            if key not in COLUMNS or key == "id":
+                raise ValueError(f"unknown column {key}")
+            if key in ("tags", "entities", "metadata"):
+                value = json.dumps(value, ensure_ascii=False)
+            elif key in ("pinned", "forgotten"):
+                value = int(value)
+            sets.append(f"{key} = ?")
+            values.append(value)
+        cur = self.db.execute(f"UPDATE memories SET {', '.join(sets)} WHERE id = ?", [*values, memory_id])
+        del cur
+        if self.db.changes() == 0:
+            raise NotFound(f"no memory with id {memory_id!r}")
+
+    def touch(self, ids: Sequence[str], at: float | None = None) -> None:
+        """Record that these memories were shown to the person."""
+        if not ids:
+            return
+        at = at or time.time()
+        marks = ",".join("?" * len(ids))
+        with self.db:
+            self.db.execute(
+                f"UPDATE memories SET accessed_at = ?, access_count = access_count + 1 WHERE id IN ({marks})",
+                [at, *ids],
+            )
+
+    def delete(self, ids: Sequence[str]) -> int:
+        """Hard-delete memories (FTS rows go with them through triggers)."""
+        total = 0
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            self.db.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
+            total += self.db.changes()
+        self.db.execute(
+            "DELETE FROM sessions WHERE id NOT IN (SELECT session_id FROM memories WHERE session_id IS NOT NULL)"
+        )
+        return total
+
+    # -- vector queue -------------------------------------------------------------------------
+    def queued(self, limit: int = 512) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in self.db.execute(
+            "SELECT memory_id, op FROM vector_queue ORDER BY queued_at LIMIT ?", (limit,))]
+
+    def queue_length(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM vector_queue").fetchone()[0])
+
+    def enqueue(self, ids: Iterable[str], op: str) -> None:
+        self.db.executemany(
+            "INSERT OR REPLACE INTO vector_queue(memory_id, op) VALUES (?, ?)", [(i, op) for i in ids]
+        )
+
+    def dequeue(self, ids: Iterable[str]) -> None:
+        with self.db:
+            self.db.executemany("DELETE FROM vector_queue WHERE memory_id = ?", [(i,) for i in ids])
+
+    # -- misc ---------------------------------------------------------------------------------
+    def fts_count(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM memories_fts").fetchone()[0])
+
+    def fts_integrity(self) -> bool:
+        try:
+            self.db.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 0)")
+        except apsw.Error:
+            return False
+        return True
+
+    def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        row = self.db.execute(sql, params).fetchone()
+        return row[0] if row else None
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        return self.db.execute(sql, params).fetchall()

@@ -1,0 +1,608 @@
+"""The one memory service: every front end (CLI, tray app, MCP) calls this and gets plain data."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .core.context import Context, build_context
+from .core.errors import DesktopMemoryError, InvalidInput, StorageError
+from .core.models import Hit, Memory, from_iso
+from .core.query import Filters, fts_match, parse
+from .core.ranking import RankingParams, collapse_near_duplicates, fuse
+from .core.redact import redact
+from .core.text import check_content, content_hash, first_line
+from .engine.embed import Embedder
+from .engine.lock import DataDirLock
+from .engine.settings import Settings
+from .engine.store import Store
+from .engine.vectors import VectorIndex
+
+log = logging.getLogger(__name__)
+
+CANDIDATES = 100
+FILTERED_SEMANTIC_CAP = 20_000
+IMPORT_BATCH = 256
+DB_NAME = "memories.sqlite3"
+VECTORS_DIR = "vectors"
+
+
+@dataclass
+class AddResult:
+    """What happened to one piece of text given to `add`."""
+
+    memory: Memory
+    status: str  # "added", "duplicate" (exact, bumped) or "merged" (near-duplicate)
+    redactions: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "id": self.memory.id, "redactions": self.redactions}
+
+
+@dataclass
+class ImportReport:
+    """Counts of an import, and each bad line with its number and reason."""
+
+    added: int = 0
+    duplicates: int = 0
+    merged: int = 0
+    redacted: int = 0
+    errors: list[tuple[int, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"added": self.added, "duplicates": self.duplicates, "merged": self.merged,
+                "redacted": self.redacted, "errors": [{"line": n, "error": e} for n, e in self.errors]}
+
+
+@dataclass
+class _Prepared:
+    line: int
+    memory: Memory
+    redactions: dict[str, int]
+
+
+def _clean_tags(tags: Iterable[Any]) -> list[str]:
+    out: list[str] = []
+    for tag in tags:
+        tag = " ".join(str(tag).split()).strip().lstrip("#").lower()
+        if tag and tag not in out:
+            out.append(tag[:64])
+    return out
+
+
+def _redact_json(value: Any, counts: dict[str, int]) -> Any:
+    """Redact secrets inside string values of a JSON structure (other values stay verbatim)."""
+    if isinstance(value, str):
+        r = redact(value)
+        for kind, n in r.counts.items():
+            counts[kind] = counts.get(kind, 0) + n
+        return r.text
+    if isinstance(value, list):
+        return [_redact_json(v, counts) for v in value]
+    if isinstance(value, dict):
+        return {k: _redact_json(v, counts) for k, v in value.items()}
+    return value
+
+
+class MemoryService:
+    """Owns one data folder: its lock, the SQLite store, the Chroma index and the embedder."""
+
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        embedder: Embedder | None = None,
+        settings: Settings | None = None,
+        ranking: RankingParams | None = None,
+        lock_wait_s: float = 2.0,
+    ) -> None:
+        self.folder = folder
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(f"cannot create the data folder {folder}: {exc.strerror}") from exc
+        self._lock = DataDirLock(folder, wait_s=lock_wait_s)
+        try:
+            self.settings = settings or Settings.load(folder)
+            self.store = Store(folder / DB_NAME)
+        except BaseException:
+            self._lock.release()
+            raise
+        self.embedder = embedder or Embedder()
+        self.ranking = ranking or RankingParams()
+        self._vectors: VectorIndex | None = None
+        self._recent: tuple[list[str], np.ndarray] | None = None
+
+    # -- lifecycle of the service -------------------------------------------------------------
+    def close(self) -> None:
+        self.store.close()
+        self._lock.release()
+
+    def __enter__(self) -> MemoryService:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def vectors(self) -> VectorIndex:
+        """The Chroma index, opened (and reconciled with SQLite) on first use."""
+        if self._vectors is None:
+            self._vectors = VectorIndex(self.folder / VECTORS_DIR)
+            self.reconcile()
+        return self._vectors
+
+    # -- vector sync --------------------------------------------------------------------------
+    def sync_vectors(self) -> int:
+        """Drain the durable queue into Chroma; returns how many entries were handled."""
+        index = self._vectors if self._vectors is not None else self.vectors
+        done = 0
+        while batch := self.store.queued(IMPORT_BATCH):
+            deletes = [mid for mid, op in batch if op == "delete"]
+            upserts = [mid for mid, op in batch if op == "upsert"]
+            index.delete(deletes)
+            rows = self.store.get_many(upserts)
+            present = [mid for mid in upserts if mid in rows]
+            if present:
+                index.upsert(present, self.embedder.encode([rows[m].content for m in present]))
+            self.store.dequeue([mid for mid, _ in batch])
+            done += len(batch)
+        return done
+
+    def reconcile(self, *, full: bool = False) -> dict[str, int]:
+        """Bring Chroma in line with SQLite: drain the queue, then embed missing and drop orphans.
+
+        The id-by-id comparison runs when asked (`full`) or when the counts disagree.
+        """
+        index = self._vectors if self._vectors is not None else self.vectors
+        report = {"queued": self.sync_vectors(), "missing": 0, "orphans": 0}
+        if full or index.count() != self.store.count(include_forgotten=True):
+            in_db, in_index = self.store.all_ids(), index.all_ids()
+            orphans = sorted(in_index - in_db)
+            missing = sorted(in_db - in_index)
+            index.delete(orphans)
+            with self.store.transaction():
+                self.store.enqueue(missing, "upsert")
+            self.sync_vectors()
+            report.update(missing=len(missing), orphans=len(orphans))
+        return report
+
+    # -- adding -------------------------------------------------------------------------------
+    def _prepare(
+        self,
+        content: str | bytes,
+        *,
+        source: str,
+        title: str = "",
+        tags: Iterable[Any] = (),
+        pinned: bool = False,
+        metadata: dict[str, Any] | None = None,
+        created_at: float | None = None,
+        source_app: str = "",
+        source_url: str = "",
+        importance: float | None = None,
+    ) -> tuple[Memory, dict[str, int]]:
+        text = check_content(content if isinstance(content, str) else content.decode("utf-8", "replace"),
+                             self.settings.max_bytes)
+        red = redact(text)
+        counts = dict(red.counts)
+        text = red.text
+        title_r = redact(" ".join(str(title or "").split())[:200])
+        for kind, n in title_r.counts.items():
+            counts[kind] = counts.get(kind, 0) + n
+        meta = _redact_json(metadata or {}, counts)
+        now = time.time()
+        memory = Memory(
+            id=str(uuid.uuid4()),
+            content=text,
+            source=(source or "manual").strip().lower()[:32] or "manual",
+            title=title_r.text,
+            source_app=str(source_app or "")[:200],
+            source_url=str(source_url or "")[:2000],
+            tags=_clean_tags(tags),
+            importance=0.5 if importance is None else min(1.0, max(0.0, float(importance))),
+            pinned=bool(pinned),
+            created_at=created_at if created_at is not None else now,
+            updated_at=now,
+            content_hash=content_hash(text),
+            metadata=meta,
+            redactions=sum(counts.values()),
+        )
+        return memory, counts
+
+    def _recent_vectors(self) -> tuple[list[str], np.ndarray]:
+        if self._recent is None:
+            ids = self.store.recent(self.settings.near_duplicate_window)
+            found = self.vectors.vectors(ids) if ids else {}
+            keep = [i for i in ids if i in found]
+            mat = np.stack([found[i] for i in keep]) if keep else np.zeros((0, 384), np.float32)
+            self._recent = (keep, mat)
+        return self._recent
+
+    def _remember_recent(self, ids: list[str], vecs: np.ndarray) -> None:
+        old_ids, old = self._recent_vectors()
+        window = self.settings.near_duplicate_window
+        self._recent = ((ids[::-1] + old_ids)[:window], np.concatenate([vecs[::-1], old])[:window])
+
+    def _bump(self, existing: Memory, new: Memory) -> Memory:
+        tags = _clean_tags([*existing.tags, *new.tags])
+        self.store.update(
+            existing.id, updated_at=new.updated_at, access_count=existing.access_count + 1,
+            tags=tags, forgotten=False, pinned=existing.pinned or new.pinned,
+        )
+        existing.updated_at, existing.access_count, existing.tags = new.updated_at, existing.access_count + 1, tags
+        existing.forgotten, existing.pinned = False, existing.pinned or new.pinned
+        return existing
+
+    def _merge(self, existing: Memory, new: Memory) -> Memory:
+        """A near-duplicate replaces the older wording (the person's latest version wins)."""
+        self._bump(existing, new)
+        self.store.update(existing.id, content=new.content, content_hash=new.content_hash,
+                          redactions=max(existing.redactions, new.redactions))
+        existing.content, existing.content_hash = new.content, new.content_hash
+        return existing
+
+    def _store_batch(self, prepared: list[_Prepared], report: ImportReport | None = None) -> list[AddResult]:
+        """Dedupe, embed, merge near-duplicates and commit one batch; then index its vectors."""
+        results: list[AddResult] = []
+        fresh: list[_Prepared] = []
+        seen_hashes: dict[str, Memory] = {}
+        with self.store.transaction():
+            for p in prepared:
+                existing = seen_hashes.get(p.memory.content_hash) or self.store.by_hash(p.memory.content_hash)
+                if existing is not None:
+                    results.append(AddResult(self._bump(existing, p.memory), "duplicate", p.redactions))
+                else:
+                    seen_hashes[p.memory.content_hash] = p.memory
+                    fresh.append(p)
+        if not fresh:
+            return results
+        vecs = self.embedder.encode([p.memory.content for p in fresh])
+        recent_ids, recent = self._recent_vectors()
+        new_ids: list[str] = []
+        new_vecs: list[np.ndarray] = []
+        to_index: dict[str, np.ndarray] = {}
+        with self.store.transaction():
+            for p, vec in zip(fresh, vecs, strict=True):
+                target = self._near_duplicate(vec, recent_ids, recent, new_ids, new_vecs)
+                existing = self._get_or_none(target) if target else None
+                if existing is not None:
+                    results.append(AddResult(self._merge(existing, p.memory), "merged", p.redactions))
+                    to_index[existing.id] = vec
+                    if existing.id in new_ids:
+                        new_vecs[new_ids.index(existing.id)] = vec
+                    continue
+                m = p.memory
+                m.session_id = self.store.session_for(m.source, m.source_app, m.created_at,
+                                                      m.title or first_line(m.content, 60))
+                self.store.insert(m)
+                new_ids.append(m.id)
+                new_vecs.append(vec)
+                to_index[m.id] = vec
+                results.append(AddResult(m, "added", p.redactions))
+        ids = list(to_index)
+        self.vectors.upsert(ids, np.stack(list(to_index.values())))
+        self.store.dequeue(ids)
+        if new_ids:
+            self._remember_recent(new_ids, np.stack(new_vecs))
+        return results
+
+    def _near_duplicate(self, vec: np.ndarray, recent_ids: list[str], recent: np.ndarray,
+                        batch_ids: list[str], batch_vecs: list[np.ndarray]) -> str | None:
+        """Id of a recent memory (or one earlier in this batch) at or above the cosine threshold."""
+        threshold = self.settings.near_duplicate_cosine
+        for ids, mat in ((batch_ids, np.stack(batch_vecs) if batch_vecs else None), (recent_ids, recent)):
+            if ids and mat is not None and len(mat):
+                sims = mat @ vec
+                best = int(np.argmax(sims))
+                if sims[best] >= threshold:
+                    return ids[best]
+        return None
+
+    def _get_or_none(self, memory_id: str) -> Memory | None:
+        try:
+            return self.store.get(memory_id)
+        except DesktopMemoryError:
+            return None
+
+    def add(self, content: str | bytes, *, source: str = "manual", **fields: Any) -> AddResult:
+        """Remember one text (normalised, redacted, deduplicated); it is searchable on return."""
+        memory, counts = self._prepare(content, source=source, **fields)
+        return self._store_batch([_Prepared(0, memory, counts)])[0]
+
+    def import_records(
+        self,
+        lines: Iterable[str | bytes],
+        *,
+        progress: Callable[[ImportReport], None] | None = None,
+    ) -> ImportReport:
+        """Import JSON Lines; bad lines are reported with their numbers and skipped.
+
+        Every batch is committed (and acknowledged through `progress`) before the next is read.
+        """
+        report = ImportReport()
+        batch: list[_Prepared] = []
+
+        def flush() -> None:
+            for r in self._store_batch(batch):
+                if r.status == "added":
+                    report.added += 1
+                elif r.status == "merged":
+                    report.merged += 1
+                else:
+                    report.duplicates += 1
+                report.redacted += sum(r.redactions.values())
+            batch.clear()
+            if progress:
+                progress(report)
+
+        for number, raw in enumerate(lines, start=1):
+            if isinstance(raw, bytes):
+                raw = raw.decode("utf-8", errors="replace")
+            if not raw.strip():
+                continue
+            try:
+                batch.append(_Prepared(number, *self._record(raw)))
+            except InvalidInput as exc:
+                report.errors.append((number, str(exc)))
+                continue
+            if len(batch) >= IMPORT_BATCH:
+                flush()
+        if batch:
+            flush()
+        return report
+
+    def _record(self, raw: str) -> tuple[Memory, dict[str, int]]:
+        try:
+            rec = json.loads(raw)
+        except ValueError as exc:
+            raise InvalidInput(f"not valid JSON ({exc.msg})") from None
+        if not isinstance(rec, dict):
+            raise InvalidInput("each line must be a JSON object")
+        content = rec.get("content")
+        if not isinstance(content, str):
+            raise InvalidInput('missing "content" (a string)')
+        created = rec.get("created_at")
+        created_ts = None
+        if created not in (None, ""):
+            try:
+                created_ts = from_iso(str(created))
+            except (ValueError, OverflowError, OSError):
+                raise InvalidInput(f'"created_at" is not an ISO 8601 time: {str(created)[:40]!r}') from None
+        tags = rec.get("tags") or []
+        if isinstance(tags, str):
+            tags = [t for t in tags.replace(",", " ").split()]
+        if not isinstance(tags, list):
+            raise InvalidInput('"tags" must be a list of strings')
+        metadata = rec.get("metadata") or {}
+        if not isinstance(metadata, dict):
+            raise InvalidInput('"metadata" must be a JSON object')
+        importance = rec.get("importance")
+        if importance is not None and not isinstance(importance, int | float):
+            raise InvalidInput('"importance" must be a number between 0 and 1')
+        return self._prepare(
+            content, source=str(rec.get("source") or "import"), title=str(rec.get("title") or ""),
+            tags=tags, pinned=bool(rec.get("pinned", False)), metadata=metadata, created_at=created_ts,
+            source_app=str(rec.get("source_app") or ""), source_url=str(rec.get("source_url") or ""),
+            importance=importance,
+        )
+
+    # -- searching ----------------------------------------------------------------------------
+    def search(
+        self, query: str, *, limit: int = 10, filters: Filters | None = None, record_access: bool = True
+    ) -> list[Hit]:
+        """Keyword and semantic search fused into one ranking (explain data on every hit)."""
+        limit = max(1, min(int(limit), 1000))
+        parsed = parse(query or "")
+        filters = (filters or Filters()).merged(parsed.filters)
+        text = parsed.text
+        if not text.strip():
+            hits = self._browse(filters, limit)
+        else:
+            hits = self._ranked(text, filters, limit)
+        if record_access and hits:
+            self.store.touch([h.memory.id for h in hits])
+        return hits
+
+    def _browse(self, filters: Filters, limit: int) -> list[Hit]:
+        """No words to match: the newest memories that pass the filters."""
+        where, params = Store.filter_sql(filters)
+        ids = [r[0] for r in self.store.rows(
+            f"SELECT m.id FROM memories m WHERE {where} ORDER BY m.pinned DESC, m.created_at DESC LIMIT ?",
+            [*params, limit])]
+        rows = self.store.get_many(ids)
+        return [Hit(rows[i], 0.0, {"browse": True}) for i in ids]
+
+    def _ranked(self, text: str, filters: Filters, limit: int) -> list[Hit]:
+        depth = max(CANDIDATES, limit * 2)
+        match = fts_match(text)
+        keyword = dict(self.store.keyword_search(match, filters, depth)) if match else {}
+        qvec = self.embedder.encode_query(text[:4000])
+        allowed = None
+        if filters.active:
+            allowed = self.store.filtered_ids(filters, FILTERED_SEMANTIC_CAP)
+        semantic = dict(self.vectors.query(qvec, depth if allowed is not None else depth * 4, ids=allowed))
+        missing = [i for i in keyword if i not in semantic]
+        if missing:
+            semantic.update(self.vectors.query(qvec, len(missing), ids=missing))
+        rows = self.store.get_many(set(keyword) | set(semantic))
+        rows = {i: m for i, m in rows.items() if self._passes(m, filters)}
+        hits = fuse(keyword, semantic, rows, now=time.time(), params=self.ranking)
+        return collapse_near_duplicates(hits[: limit * 2], self.ranking.collapse_jaccard)[:limit]
+
+    @staticmethod
+    def _passes(m: Memory, f: Filters) -> bool:
+        if m.forgotten and not f.include_forgotten:
+            return False
+        if f.pinned_only and not m.pinned:
+            return False
+        if f.sources and m.source.lower() not in f.sources:
+            return False
+        if f.apps and not any(a in m.source_app.lower() for a in f.apps):
+            return False
+        if f.tags and not all(t in m.tags for t in f.tags):
+            return False
+        if f.after and m.created_at < f.after.timestamp():
+            return False
+        return not (f.before and m.created_at >= f.before.timestamp())
+
+    # -- context ------------------------------------------------------------------------------
+    def context(
+        self,
+        query: str | None = None,
+        *,
+        ids: Sequence[str] = (),
+        budget: int | None = None,
+        fmt: str | None = None,
+        limit: int = 20,
+        filters: Filters | None = None,
+    ) -> Context:
+        """Pasteable context for a query (most relevant first) or for chosen memories (in order)."""
+        if ids:
+            memories = [self.store.get(i) for i in ids]
+            self.store.touch([m.id for m in memories])
+        elif query and query.strip():
+            memories = [h.memory for h in self.search(query, limit=limit, filters=filters)]
+        else:
+            raise InvalidInput("give a query or memory ids to build context from")
+        budget = self.settings.context_budget if budget is None else budget
+        if budget < 50:
+            raise InvalidInput("the token budget must be at least 50")
+        return build_context(memories, query=query, budget=budget, fmt=fmt or self.settings.context_format)
+
+    # -- lifecycle of memories ----------------------------------------------------------------
+    def get(self, memory_id: str) -> Memory:
+        return self.store.get(memory_id.strip())
+
+    def set_pinned(self, memory_id: str, pinned: bool) -> Memory:
+        m = self.get(memory_id)
+        with self.store.transaction():
+            self.store.update(m.id, pinned=pinned, updated_at=time.time())
+        return self.get(m.id)
+
+    def set_forgotten(self, memory_id: str, forgotten: bool) -> Memory:
+        m = self.get(memory_id)
+        with self.store.transaction():
+            self.store.update(m.id, forgotten=forgotten, updated_at=time.time())
+        return self.get(m.id)
+
+    def tag(self, memory_id: str, add: Iterable[str] = (), remove: Iterable[str] = ()) -> Memory:
+        m = self.get(memory_id)
+        drop = set(_clean_tags(remove))
+        tags = [t for t in _clean_tags([*m.tags, *add]) if t not in drop]
+        with self.store.transaction():
+            self.store.update(m.id, tags=tags, updated_at=time.time())
+        return self.get(m.id)
+
+    def edit(self, memory_id: str, *, content: str | None = None, title: str | None = None) -> Memory:
+        """Change a memory's text or title; new text is normalised, redacted and re-indexed."""
+        m = self.get(memory_id)
+        fields_: dict[str, Any] = {"updated_at": time.time()}
+        if title is not None:
+            fields_["title"] = redact(" ".join(title.split())[:200]).text
+        if content is not None:
+            red = redact(check_content(content, self.settings.max_bytes))
+            fields_.update(content=red.text, content_hash=content_hash(red.text),
+                           redactions=m.redactions + red.total)
+        with self.store.transaction():
+            self.store.update(m.id, **fields_)
+        if content is not None:
+            self.sync_vectors()
+            self._recent = None
+        return self.get(m.id)
+
+    def purge(self, ids: Sequence[str]) -> int:
+        """Delete for good from SQLite, the FTS index and Chroma."""
+        full = [self.get(i).id for i in ids]
+        with self.store.transaction():
+            n = self.store.delete(full)
+        self.sync_vectors()
+        self._recent = None
+        return n
+
+    def retention(self, *, older_than_days: float, below_importance: float = 1.0,
+                  include_forgotten_only: bool = False, dry_run: bool = False) -> list[str]:
+        """Purge memories older than N days and less important than a threshold; pinned are kept."""
+        if older_than_days < 0:
+            raise InvalidInput("the age must be zero or more days")
+        cutoff = time.time() - older_than_days * 86400
+        sql = ("SELECT id FROM memories WHERE pinned = 0 AND created_at < ? AND importance < ?"
+               + (" AND forgotten = 1" if include_forgotten_only else ""))
+        ids = [r[0] for r in self.store.rows(sql, (cutoff, below_importance))]
+        if ids and not dry_run:
+            self.purge(ids)
+        return ids
+
+    def stats(self) -> dict[str, Any]:
+        s = self.store
+        by_source = dict(s.rows("SELECT source, count(*) FROM memories WHERE forgotten = 0 GROUP BY source"))
+        first, last = s.rows("SELECT min(created_at), max(created_at) FROM memories")[0]
+        db_bytes = sum(p.stat().st_size for p in self.folder.glob(DB_NAME + "*"))
+        vec_dir = self.folder / VECTORS_DIR
+        vec_bytes = sum(p.stat().st_size for p in vec_dir.rglob("*") if p.is_file()) if vec_dir.exists() else 0
+        from .core.models import to_iso
+
+        return {
+            "data_dir": str(self.folder),
+            "memories": s.count(),
+            "forgotten": s.count(include_forgotten=True) - s.count(),
+            "pinned": s.scalar("SELECT count(*) FROM memories WHERE pinned = 1 AND forgotten = 0"),
+            "sessions": s.scalar("SELECT count(*) FROM sessions"),
+            "by_source": by_source,
+            "redacted_secrets": s.scalar("SELECT coalesce(sum(redactions), 0) FROM memories"),
+            "oldest": to_iso(first),
+            "newest": to_iso(last),
+            "vector_queue": s.queue_length(),
+            "database_bytes": db_bytes,
+            "vector_bytes": vec_bytes,
+            "schema_version": s.schema_version,
+        }
+
+    def doctor(self) -> dict[str, Any]:
+        """Check every store and repair what can be repaired (the vector index)."""
+        checks: dict[str, Any] = {"data_dir": str(self.folder), "schema_version": self.store.schema_version}
+        checks["sqlite_integrity"] = self.store.scalar("PRAGMA quick_check") == "ok"
+        checks["fts_integrity"] = self.store.fts_integrity()
+        checks["fts_rows_match"] = self.store.fts_count() == self.store.count(include_forgotten=True)
+        try:
+            self.embedder.encode(["doctor"])
+            checks["embedding_model"] = "ok"
+        except DesktopMemoryError as exc:
+            checks["embedding_model"] = str(exc)
+        repaired = self.reconcile(full=True)
+        checks["vector_repairs"] = repaired
+        checks["vectors_match"] = self.vectors.count() == self.store.count(include_forgotten=True)
+        checks["ok"] = all(v is True or v == "ok" for k, v in checks.items()
+                           if k in ("sqlite_integrity", "fts_integrity", "fts_rows_match", "embedding_model",
+                                    "vectors_match"))
+        return checks
+
+    # -- export -------------------------------------------------------------------------------
+    def export_records(self, *, include_forgotten: bool = False) -> Iterator[dict[str, Any]]:
+        """Records in the import format (plus the fields an import can carry back)."""
+        for m in self.store.iter_all(include_forgotten=include_forgotten):
+            d = m.to_dict()
+            yield {k: d[k] for k in ("content", "created_at", "source", "title", "tags", "pinned",
+                                     "metadata", "source_app", "source_url", "importance")}
+
+    def export_markdown(self, *, include_forgotten: bool = False) -> Iterator[str]:
+        yield "# desktop-memory export\n"
+        for m in self.store.iter_all(include_forgotten=include_forgotten):
+            d = m.to_dict()
+            title = m.title or first_line(m.content, 70)
+            meta = f"*{d['created_at']} · {m.source}" + (f" · {m.source_app}" if m.source_app else "")
+            meta += (" · pinned" if m.pinned else "") + (f" · #{' #'.join(m.tags)}" if m.tags else "") + "*"
+            yield f"\n## {title}\n\n{meta}\n\n{m.content}\n"
+
+
+def open_service(folder: Path, **kwargs: Any) -> MemoryService:
+    """Open the engine on a data folder (creating it), with a clear error if it is in use."""
+    return MemoryService(Path(folder), **kwargs)

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Set up everything desktop-memory needs in ./.venv, then run the app's quick start or the tests.
+#   bash scripts/dev.sh run     # set up, then a CLI quick start: add, search, context
+#   bash scripts/dev.sh test    # set up, then every test
+#   bash scripts/dev.sh setup   # set up only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+VENV="$ROOT/.venv"
+PY=${PYTHON:-python3}
+
+setup() {
+    local stamp="$VENV/.setup-stamp" want
+    want=$(cat pyproject.toml scripts/dev.sh | sha256sum | cut -c1-16)
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+        return 0
+    fi
+    echo "setting up $VENV (first run takes a few minutes)" >&2
+    [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+    "$VENV/bin/python" -m pip install --quiet --upgrade pip
+    # The CPU build of torch first: anything else lets pip fetch GBs of CUDA packages.
+    "$VENV/bin/python" -m pip install --quiet "torch==2.13.0"
+    "$VENV/bin/python" -m pip install --quiet -e ".[test]"
+    echo "$want" > "$stamp"
+}
+
+quickstart() {
+    local home dm
+    home=$(mktemp -d "${TMPDIR:-/tmp}/desktop-memory-demo.XXXXXX")
+    dm=("$VENV/bin/desktop-memory" --data-dir "$home")
+    echo "== demo data folder: $home (your own memories live in the default folder)"
+    "${dm[@]}" add --tag work "Decision: we ship the beta on March 3rd; Priya owns the release notes."
+    "${dm[@]}" add --tag infra "To rotate the staging database password run: make rotate-db ENV=staging"
+    "${dm[@]}" add "Pasta recipe: boil 100 g spaghetti 9 minutes, toss with garlic, olive oil and chili."
+    echo "== search: when is the beta release?"
+    "${dm[@]}" search "when is the beta release?" --limit 3
+    echo "== context for an AI chat:"
+    "${dm[@]}" context "beta release owner" --budget 200
+}
+
+setup
+case "${1:-run}" in
+    setup) ;;
+    run) quickstart ;;
+    test)
+        shift || true
+        "$VENV/bin/python" -m ruff check desktop_memory tests bench
+        "$VENV/bin/python" -m pytest "$@"
+        ;;
+    *) echo "usage: $0 [setup|run|test]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["ANONYMIZED_TELEMETRY"] = "False"
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def fake_service(data_dir: Path):
+    from desktop_memory.service import MemoryService
+    from tests.fakes import FakeEmbedder
+
+    with MemoryService(data_dir, embedder=FakeEmbedder()) as service:
+        yield service
+
+
+@pytest.fixture(scope="session")
+def real_embedder():
+    from desktop_memory.engine.embed import Embedder
+
+    return Embedder()
+
+
+@pytest.fixture
+def real_service(data_dir: Path, real_embedder):
+    from desktop_memory.service import MemoryService
+
+    with MemoryService(data_dir, embedder=real_embedder) as service:
+        yield service

@@ -1,0 +1,69 @@
+import apsw
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from desktop_memory.core.query import Filters, fts_match, parse, terms
+
+
+def _fts_db() -> apsw.Connection:
+    db = apsw.Connection(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='porter unicode61')")
+    db.execute("INSERT INTO t VALUES ('the release ships on march third'), ('NEAR AND OR NOT * ?')")
+    return db
+
+
+DB = _fts_db()
+
+
+def run_match(text: str) -> list:
+    expr = fts_match(text)
+    if expr is None:
+        return []
+    return DB.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rank", (expr,)).fetchall()
+
+
+def test_operators_and_punctuation_are_plain_words():
+    for q in ['"unbalanced', "what?", "release AND", "NEAR(a b)", "ship*", "-release", "a:b", "(((", "^x"]:
+        run_match(q)  # never raises
+    assert run_match("release AND") == [(1,)]
+
+
+def test_stop_words_are_dropped_unless_nothing_else_is_left():
+    assert terms("when does the release ship?") == ["release", "ship"]
+    assert terms("who is it") == ["who", "is", "it"]
+
+
+def test_huge_pastes_are_capped():
+    expr = fts_match(" ".join(f"word{i}" for i in range(10_000)))
+    assert expr is not None and expr.count(" OR ") == 47
+
+
+def test_unicode_and_emoji_queries_work():
+    assert run_match("Zürich café 🎉 東京") == []
+    assert fts_match("🎉🎉") is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300))
+def test_any_text_is_a_valid_query(text):
+    run_match(text)
+
+
+def test_filter_words_become_filters_and_leave_the_text():
+    q = parse("deploy notes source:clipboard app:Firefox #Work after:2026-01-01 before:2026-02-01 is:pinned")
+    assert q.text == "deploy notes"
+    f = q.filters
+    assert f.sources == ("clipboard",) and f.apps == ("firefox",) and f.tags == ("work",)
+    assert f.after.isoformat().startswith("2026-01-01") and f.before.isoformat().startswith("2026-02-01")
+    assert f.pinned_only and f.active
+
+
+def test_unknown_or_bad_filter_words_stay_as_text():
+    q = parse("time: 10:30 after:yesterday")
+    assert q.text == "time: 10:30 after:yesterday"
+    assert q.filters == Filters()
+
+
+def test_filters_merge():
+    merged = Filters(sources=("cli",)).merged(Filters(tags=("x",), pinned_only=True))
+    assert merged.sources == ("cli",) and merged.tags == ("x",) and merged.pinned_only

@@ -1,0 +1,40 @@
+import time
+
+from desktop_memory.core.models import Hit, Memory
+from desktop_memory.core.ranking import RankingParams, collapse_near_duplicates, fuse
+
+NOW = time.time()
+
+
+def mem(i: str, content: str = "x", **kw) -> Memory:
+    kw.setdefault("created_at", NOW - 86400)
+    return Memory(id=i, content=content, **kw)
+
+
+def test_both_channels_beat_one():
+    memories = {i: mem(i) for i in "abc"}
+    hits = fuse({"a": 5.0, "b": 5.0}, {"a": 0.8, "c": 0.8, "b": 0.1}, memories, now=NOW)
+    assert hits[0].memory.id == "a"
+    assert {"keyword", "semantic", "final"} <= set(hits[0].explain)
+
+
+def test_personal_signals_are_mild_tie_breakers():
+    memories = {"a": mem("a"), "b": mem("b", pinned=True, importance=1.0)}
+    hits = fuse({"a": 5.0, "b": 4.0}, {"a": 0.9, "b": 0.6}, memories, now=NOW)
+    assert hits[0].memory.id == "a"  # a clearly better match is not overturned by a pin
+    tie = fuse({"a": 5.0, "b": 5.0}, {"a": 0.9, "b": 0.9}, memories, now=NOW)
+    assert tie[0].memory.id == "b"
+
+
+def test_recency_breaks_ties():
+    memories = {"old": mem("old", created_at=NOW - 400 * 86400), "new": mem("new", created_at=NOW - 3600)}
+    hits = fuse({"old": 3.0, "new": 3.0}, {"old": 0.5, "new": 0.5}, memories, now=NOW)
+    assert [h.memory.id for h in hits] == ["new", "old"]
+
+
+def test_near_duplicate_hits_collapse_into_the_better_one():
+    hits = [Hit(mem("a", "the release ships on march 3"), 1.0), Hit(mem("b", "The release ships on March 3!"), 0.9),
+            Hit(mem("c", "something else entirely"), 0.5)]
+    kept = collapse_near_duplicates(hits, RankingParams().collapse_jaccard)
+    assert [h.memory.id for h in kept] == ["a", "c"]
+    assert kept[0].explain["collapsed"] == ["b"]

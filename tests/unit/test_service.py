@@ -1,0 +1,167 @@
+"""The service over real SQLite and Chroma, with the fake embedder (fast)."""
+
+import json
+
+import pytest
+
+from desktop_memory.core.errors import DataDirLocked, InvalidInput, NotFound
+from desktop_memory.core.query import Filters
+from desktop_memory.service import MemoryService
+from tests.fakes import FakeEmbedder
+
+
+def ids(hits):
+    return [h.memory.id for h in hits]
+
+
+def test_add_then_find_by_keyword(fake_service):
+    r = fake_service.add("The staging deploy uses blue green switching", source="cli", tags=["Infra", "#ops"])
+    assert r.status == "added"
+    m = fake_service.get(r.memory.id)
+    assert m.tags == ["infra", "ops"] and m.source == "cli" and m.session_id
+    assert ids(fake_service.search("deploy")) == [m.id]
+
+
+def test_exact_duplicate_bumps_instead_of_adding(fake_service):
+    first = fake_service.add("same text here")
+    again = fake_service.add("same   text here\n")
+    assert again.status == "duplicate" and again.memory.id == first.memory.id
+    m = fake_service.get(first.memory.id)
+    assert m.access_count == 1 and m.updated_at >= first.memory.updated_at
+    assert fake_service.stats()["memories"] == 1
+
+
+def test_near_duplicate_is_merged_into_the_existing_memory(fake_service):
+    text = " ".join(f"word{i}" for i in range(60))
+    first = fake_service.add(text)
+    second = fake_service.add(text + " word61")
+    assert second.status == "merged" and second.memory.id == first.memory.id
+    assert fake_service.get(first.memory.id).content.endswith("word61")
+    assert fake_service.stats()["memories"] == 1
+    assert fake_service.vectors.count() == 1
+
+
+def test_secrets_are_redacted_before_storage(fake_service):
+    r = fake_service.add("aws key AKIAIOSFODNN7EXAMPLQ in the config")
+    m = fake_service.get(r.memory.id)
+    assert "AKIAIOSFODNN7EXAMPLQ" not in m.content and "[REDACTED:aws_access_key]" in m.content
+    assert r.redactions == {"aws_access_key": 1} and m.redactions == 1
+
+
+@pytest.mark.parametrize("bad", ["", "   \n", b"\x00\x00"])
+def test_empty_input_is_refused(fake_service, bad):
+    with pytest.raises(InvalidInput):
+        fake_service.add(bad)
+
+
+def test_filters(fake_service):
+    a = fake_service.add("release notes draft", source="clipboard", tags=["work"]).memory
+    b = fake_service.add("release party invitation", source="cli").memory
+    assert ids(fake_service.search("release", filters=Filters(sources=("clipboard",)))) == [a.id]
+    assert ids(fake_service.search("release #work")) == [a.id]
+    fake_service.set_pinned(b.id, True)
+    assert ids(fake_service.search("release is:pinned")) == [b.id]
+    fake_service.set_forgotten(b.id, True)
+    assert ids(fake_service.search("release")) == [a.id]
+    assert set(ids(fake_service.search("release", filters=Filters(include_forgotten=True)))) == {a.id, b.id}
+    fake_service.set_forgotten(b.id, False)
+    assert set(ids(fake_service.search("release"))) == {a.id, b.id}
+
+
+def test_search_records_access(fake_service):
+    m = fake_service.add("quarterly budget spreadsheet").memory
+    fake_service.search("budget")
+    got = fake_service.get(m.id)
+    assert got.access_count == 1 and got.accessed_at
+
+
+def test_empty_query_browses_newest_first(fake_service):
+    a = fake_service.add("first one").memory
+    b = fake_service.add("second one").memory
+    assert ids(fake_service.search("")) == [b.id, a.id]
+
+
+@pytest.mark.parametrize("query", ['"', "?", "AND", "NEAR(", "*", "-", "🙂", "東京", "x" * 10_000, "a:b c:d"])
+def test_odd_queries_never_fail(fake_service, query):
+    fake_service.add("some text")
+    fake_service.search(query)
+
+
+def test_lifecycle_tag_edit_forget_restore_purge(fake_service):
+    m = fake_service.add("call the dentist on monday").memory
+    assert fake_service.tag(m.id, add=["health"]).tags == ["health"]
+    assert fake_service.tag(m.id, remove=["health"]).tags == []
+    fake_service.edit(m.id, content="call the dentist on tuesday", title="Dentist")
+    assert ids(fake_service.search("tuesday")) == [m.id] and ids(fake_service.search("monday")) == []
+    fake_service.purge([m.id])
+    with pytest.raises(NotFound):
+        fake_service.get(m.id)
+    assert fake_service.vectors.count() == 0 and fake_service.store.fts_count() == 0
+
+
+def test_retention_never_touches_pinned(fake_service):
+    old = fake_service.add("old note", created_at=1_000_000.0).memory
+    pinned = fake_service.add("old pinned note", created_at=1_000_000.0, pinned=True).memory
+    new = fake_service.add("new note").memory
+    assert fake_service.retention(older_than_days=30, dry_run=True) == [old.id]
+    fake_service.retention(older_than_days=30)
+    assert {m.id for m in fake_service.store.iter_all()} == {pinned.id, new.id}
+
+
+def test_context_for_query_and_for_ids(fake_service):
+    a = fake_service.add("the wifi password hint is the cat's name").memory
+    ctx = fake_service.context("wifi hint", budget=200)
+    assert a.id in ctx.included and "wifi" in ctx.text
+    ctx = fake_service.context(ids=[a.id], fmt="markdown")
+    assert ctx.text.startswith("## ")
+    with pytest.raises(InvalidInput):
+        fake_service.context("")
+
+
+def test_import_reports_bad_lines_and_keeps_good_ones(fake_service):
+    lines = [
+        json.dumps({"content": "good one", "created_at": "2024-01-02T03:04:05", "metadata": {"k": [1, {"z": None}]}}),
+        "{not json",
+        json.dumps({"content": ""}),
+        json.dumps(["a list"]),
+        json.dumps({"content": "bad date", "created_at": "yesterday"}),
+        json.dumps({"content": "good two", "tags": ["a"], "pinned": True, "source": "chat", "title": "T"}),
+        "",
+    ]
+    report = fake_service.import_records(lines)
+    assert report.added == 2
+    assert [n for n, _ in report.errors] == [2, 3, 4, 5]
+    first = fake_service.search("good one")[0].memory
+    assert first.metadata == {"k": [1, {"z": None}]} and first.created_at == pytest.approx(1704164645.0, abs=86400)
+
+
+def test_export_import_export_round_trip(fake_service, tmp_path):
+    fake_service.import_records([
+        json.dumps({"content": f"note {i} about topic {i % 3}", "created_at": f"2024-01-0{i + 1}T10:00:00+00:00",
+                    "tags": [f"t{i}"], "pinned": i == 1, "metadata": {"i": i}, "title": f"N{i}"})
+        for i in range(5)
+    ])
+    first = [json.dumps(r, sort_keys=True) for r in fake_service.export_records()]
+    with MemoryService(tmp_path / "other", embedder=FakeEmbedder()) as other:
+        other.import_records(first)
+        second = [json.dumps(r, sort_keys=True) for r in other.export_records()]
+    assert first == second and len(first) == 5
+
+
+def test_second_writer_gets_a_clear_message(fake_service):
+    with pytest.raises(DataDirLocked, match="in use by another desktop-memory process"):
+        MemoryService(fake_service.folder, embedder=FakeEmbedder(), lock_wait_s=0.1)
+
+
+def test_reconcile_embeds_missing_and_drops_orphans(fake_service):
+    m = fake_service.add("a memory").memory
+    fake_service.vectors.delete([m.id])
+    fake_service.vectors.upsert(["orphan"], FakeEmbedder().encode(["x"]))
+    report = fake_service.reconcile(full=True)
+    assert report["missing"] == 1 and report["orphans"] == 1
+    assert fake_service.vectors.all_ids() == {m.id}
+
+
+def test_doctor_reports_ok(fake_service):
+    fake_service.add("hello")
+    assert fake_service.doctor()["ok"] is True

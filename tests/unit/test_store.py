@@ -1,0 +1,96 @@
+import shutil
+from pathlib import Path
+
+import pytest
+
+from desktop_memory.core.errors import NotFound, StorageError
+from desktop_memory.core.models import Memory
+from desktop_memory.core.query import Filters
+from desktop_memory.engine.store import Store, migrations
+
+FIXTURE = Path(__file__).resolve().parent.parent / "data" / "schema_v1.sqlite3"
+
+
+def fts_ids(store: Store, word: str) -> set[str]:
+    return {i for i, _ in store.keyword_search(f'"{word}"', Filters(include_forgotten=True), 50)}
+
+
+def test_migrations_are_numbered_in_order_without_gaps():
+    numbers = [n for n, _, _ in migrations()]
+    assert numbers == list(range(1, len(numbers) + 1))
+
+
+def test_a_database_of_the_oldest_schema_is_migrated_with_its_data(tmp_path):
+    db = tmp_path / "old.sqlite3"
+    shutil.copy(FIXTURE, db)
+    store = Store(db)
+    assert store.schema_version == len(migrations())
+    assert store.count(include_forgotten=True) == 3 and store.count() == 2
+    old = store.get("11111111-1111-4111-8111-111111111111")
+    assert old.tags == ["work"] and old.metadata == {"k": [1, 2]} and old.pinned and old.session_id == "s1"
+    assert fts_ids(store, "priya") == {old.id}
+    # every old memory is queued for the vector index by the migration that added the queue
+    assert store.queue_length() == 3
+    store.close()
+
+
+def test_a_newer_schema_is_refused(tmp_path):
+    store = Store(tmp_path / "db")
+    store.db.execute("PRAGMA user_version=999")
+    store.close()
+    with pytest.raises(StorageError, match="newer desktop-memory"):
+        Store(tmp_path / "db")
+
+
+def test_a_corrupt_file_gives_a_clear_error(tmp_path):
+    bad = tmp_path / "bad.sqlite3"
+    bad.write_bytes(b"this is not a database" * 500)
+    with pytest.raises(StorageError, match="not a desktop-memory database"):
+        Store(bad)
+
+
+def test_wal_and_foreign_keys_are_on(tmp_path):
+    store = Store(tmp_path / "db")
+    assert store.scalar("PRAGMA journal_mode") == "wal"
+    assert store.scalar("PRAGMA foreign_keys") == 1
+
+
+def test_fts_follows_insert_update_and_delete(tmp_path):
+    store = Store(tmp_path / "db")
+    m = Memory(id="m1", content="apples and pears", tags=["fruit"], created_at=1, updated_at=1, content_hash="h",
+               entities=[{"text": "Granny Smith", "type": "product"}])
+    with store.transaction():
+        store.insert(m)
+    assert fts_ids(store, "apple") == {"m1"}  # porter stemming
+    assert fts_ids(store, "fruit") == {"m1"} and fts_ids(store, "granny") == {"m1"}
+    assert fts_ids(store, "product") == set()  # entity types and JSON syntax are not indexed
+    with store.transaction():
+        store.update("m1", content="bananas only", summary="yellow")
+    assert fts_ids(store, "apple") == set() and fts_ids(store, "banana") == {"m1"} and fts_ids(store, "yellow")
+    assert store.fts_integrity()
+    with store.transaction():
+        store.delete(["m1"])
+    assert fts_ids(store, "banana") == set() and store.fts_count() == 0
+    with pytest.raises(NotFound):
+        store.get("m1")
+
+
+def test_sessions_group_close_captures_from_the_same_source(tmp_path):
+    store = Store(tmp_path / "db")
+    with store.transaction():
+        a = store.session_for("clipboard", "firefox", 1000.0, "first")
+        b = store.session_for("clipboard", "firefox", 1200.0, "second")
+        c = store.session_for("clipboard", "terminal", 1200.0, "other app")
+        d = store.session_for("clipboard", "firefox", 1200.0 + 3600, "later")
+    assert a == b and len({a, c, d}) == 3
+    assert store.rows("SELECT count, started_at, ended_at FROM sessions WHERE id = ?", (a,)) == [(2, 1000.0, 1200.0)]
+
+
+def test_id_prefixes_resolve_when_unique(tmp_path):
+    store = Store(tmp_path / "db")
+    with store.transaction():
+        for i in ("abcd1111", "abcd2222"):
+            store.insert(Memory(id=i, content=i, created_at=1, updated_at=1, content_hash=i))
+    assert store.get("abcd1").id == "abcd1111"
+    with pytest.raises(NotFound, match="more than one"):
+        store.get("abcd")
