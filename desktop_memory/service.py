@@ -17,7 +17,7 @@ from .core.context import Context, build_context
 from .core.errors import DesktopMemoryError, InvalidInput, StorageError
 from .core.models import Hit, Memory, from_iso
 from .core.query import Filters, fts_match, parse
-from .core.ranking import RankingParams, collapse_near_duplicates, fuse
+from .core.ranking import RankingParams, collapse_near_duplicates, fuse, spread_to_neighbours
 from .core.redact import redact
 from .core.text import check_content, content_hash, first_line
 from .engine.embed import Embedder
@@ -429,14 +429,22 @@ class MemoryService:
         allowed = None
         if filters.active:
             allowed = self.store.filtered_ids(filters, FILTERED_SEMANTIC_CAP)
-        semantic = dict(self.vectors.query(qvec, depth if allowed is not None else depth * 4, ids=allowed))
+        # without a candidate list, filters are applied after the search: fetch deeper
+        deep = filters.active and allowed is None
+        semantic = dict(self.vectors.query(qvec, depth * 4 if deep else depth + 10, ids=allowed))
         missing = [i for i in keyword if i not in semantic]
         if missing:
             semantic.update(self.vectors.query(qvec, len(missing), ids=missing))
         rows = self.store.get_many(set(keyword) | set(semantic))
         rows = {i: m for i, m in rows.items() if self._passes(m, filters)}
-        hits = fuse(keyword, semantic, rows, now=time.time(), params=self.ranking)
-        return collapse_near_duplicates(hits[: limit * 2], self.ranking.collapse_jaccard)[:limit]
+        hits = fuse(keyword, semantic, rows, now=time.time(), params=self.ranking, limit=limit * 2)
+        if self.ranking.neighbour_weight > 0 and hits:
+            sources = [h.memory.id for h in hits[: self.ranking.neighbour_sources]]
+            neighbours = self.store.session_neighbours(sources)
+            wanted = {n for ns in neighbours.values() for n in ns} - set(rows)
+            extra = {i: m for i, m in self.store.get_many(wanted).items() if self._passes(m, filters)}
+            hits = spread_to_neighbours(hits, neighbours, extra, self.ranking.neighbour_weight)[: limit * 2]
+        return collapse_near_duplicates(hits, self.ranking.collapse_jaccard)[:limit]
 
     @staticmethod
     def _passes(m: Memory, f: Filters) -> bool:
@@ -525,6 +533,7 @@ class MemoryService:
         with self.store.transaction():
             n = self.store.delete(full)
         self.sync_vectors()
+        self.store.scrub()
         self._recent = None
         return n
 

@@ -1,4 +1,10 @@
-"""Fusing keyword and semantic evidence into one ranking, with mild personal signals."""
+"""Fusing keyword and semantic evidence into one ranking, with mild personal signals.
+
+Each channel is normalised per query: BM25 by the best BM25 score (so 1.0 is the best keyword
+match, 0 no match), cosine by min-max over the candidates. The relevance is a convex combination
+of the two; importance, recency and pinning then nudge it by a few percent at most.
+See docs/ranking.md for the measurements behind the weights.
+"""
 
 from __future__ import annotations
 
@@ -14,23 +20,19 @@ _WORD = re.compile(r"\w+")
 
 @dataclass(frozen=True)
 class RankingParams:
-    """Weights of the fused score; see docs/ranking.md for how they were chosen."""
+    """Weights of the fused score."""
 
     keyword_weight: float = 0.5
     semantic_weight: float = 0.5
+    semantic_floor: float = 0.0
+    min_semantic_only: float = 0.2
     importance_weight: float = 0.05
     recency_weight: float = 0.03
     recency_half_life_days: float = 30.0
     pinned_boost: float = 0.05
+    neighbour_weight: float = 0.75
+    neighbour_sources: int = 20
     collapse_jaccard: float = 0.9
-
-
-def _minmax(scores: Mapping[str, float]) -> dict[str, float]:
-    if not scores:
-        return {}
-    hi, lo = max(scores.values()), min(scores.values())
-    span = hi - lo
-    return {k: (v - lo) / span if span > 1e-9 else 1.0 for k, v in scores.items()}
 
 
 def fuse(
@@ -40,20 +42,27 @@ def fuse(
     *,
     now: float,
     params: RankingParams = RankingParams(),
+    limit: int | None = None,
 ) -> list[Hit]:
-    """Rank every memory in `memories` by the weighted, normalised channel scores.
+    """Rank the memories by weighted, normalised channel scores; best first.
 
     keyword: bm25 scores (higher is better; absent = no keyword match).
     semantic: cosine similarities (absent = not scored).
+    A memory with no keyword match needs a cosine of at least `min_semantic_only`.
     """
-    kw = {k: v for k, v in keyword.items() if k in memories}
-    kw_norm = {k: v / max(kw.values()) for k, v in kw.items()} if kw else {}
+    kw = {k: v for k, v in keyword.items() if k in memories and v > 0}
+    kw_max = max(kw.values(), default=1.0)
     sem = {k: v for k, v in semantic.items() if k in memories}
-    sem_norm = _minmax(sem)
-    hits = []
+    sem_hi = max(sem.values(), default=1.0)
+    sem_lo = max(params.semantic_floor, min(sem.values(), default=0.0))
+    span = sem_hi - sem_lo
+    scored: list[tuple[float, float, float, float, Memory]] = []
     for mid, m in memories.items():
-        k = kw_norm.get(mid, 0.0)
-        s = sem_norm.get(mid, 0.0)
+        cos = sem.get(mid, 0.0)
+        if mid not in kw and cos < params.min_semantic_only:
+            continue
+        k = kw.get(mid, 0.0) / kw_max
+        s = max(0.0, (cos - sem_lo) / span) if span > 1e-9 else float(mid in sem)
         relevance = params.keyword_weight * k + params.semantic_weight * s
         age_days = max(0.0, (now - m.created_at) / 86400.0)
         recency = math.exp(-math.log(2) * age_days / params.recency_half_life_days)
@@ -62,14 +71,41 @@ def fuse(
             + params.recency_weight * recency
             + (params.pinned_boost if m.pinned else 0.0)
         )
-        score = relevance * (1.0 + personal)
-        hits.append(Hit(m, score, {
-            "keyword_bm25": round(kw.get(mid, 0.0), 4), "keyword": round(k, 4),
-            "semantic_cosine": round(sem.get(mid, 0.0), 4), "semantic": round(s, 4),
-            "relevance": round(relevance, 4), "personal": round(personal, 4), "final": round(score, 6),
-        }))
-    hits.sort(key=lambda h: (-h.score, -h.memory.created_at))
-    return hits
+        scored.append((relevance * (1.0 + personal), k, s, personal, m))
+    scored.sort(key=lambda t: (-t[0], -t[4].created_at))
+    if limit is not None:
+        scored = scored[:limit]
+    return [
+        Hit(m, score, {
+            "keyword_bm25": round(kw.get(m.id, 0.0), 4), "keyword": round(k, 4),
+            "semantic_cosine": round(sem.get(m.id, 0.0), 4), "semantic": round(s, 4),
+            "personal": round(personal, 4), "final": round(score, 6),
+        })
+        for score, k, s, personal, m in scored
+    ]
+
+
+def spread_to_neighbours(
+    hits: list[Hit], neighbours: Mapping[str, Sequence[str]], extra: Mapping[str, Memory], weight: float
+) -> list[Hit]:
+    """Memories captured right before or after a strong hit share a part of its score.
+
+    A neighbour's score becomes max(own score, weight x the hit's score); neighbours that were
+    not candidates (given in `extra`) join the list. Returns the list re-sorted.
+    """
+    by_id = {h.memory.id: h for h in hits}
+    for hit in list(hits):
+        for nid in neighbours.get(hit.memory.id, ()):
+            lifted = weight * hit.score
+            target = by_id.get(nid)
+            if target is None and nid in extra:
+                target = Hit(extra[nid], 0.0, {"keyword": 0.0, "semantic": 0.0})
+                by_id[nid] = target
+            if target is not None and lifted > target.score:
+                target.score = lifted
+                target.explain["neighbour_of"] = hit.memory.id
+                target.explain["final"] = round(lifted, 6)
+    return sorted(by_id.values(), key=lambda h: (-h.score, -h.memory.created_at))
 
 
 def _words(text: str) -> frozenset[str]:
@@ -81,13 +117,18 @@ def collapse_near_duplicates(hits: Sequence[Hit], threshold: float) -> list[Hit]
     kept: list[tuple[Hit, frozenset[str]]] = []
     for hit in hits:
         words = _words(hit.memory.content)
-        dup = False
+        n = len(words)
+        dup = None
         for other, other_words in kept:
+            m = len(other_words)
+            if min(n, m) < threshold * max(n, m):  # sizes alone rule out the threshold
+                continue
             union = len(words | other_words)
             if union and len(words & other_words) / union >= threshold:
-                other.explain.setdefault("collapsed", []).append(hit.memory.id)
-                dup = True
+                dup = other
                 break
-        if not dup:
+        if dup is None:
             kept.append((hit, words))
+        else:
+            dup.explain.setdefault("collapsed", []).append(hit.memory.id)
     return [h for h, _ in kept]

@@ -58,6 +58,7 @@ class Store:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
+            self.db.execute("PRAGMA secure_delete=ON")  # deleted text is overwritten, not left in free pages
             self.migrate()
         except apsw.NotADBError as exc:
             raise StorageError(f"{path} is not a desktop-memory database (damaged or not SQLite)") from exc
@@ -193,6 +194,23 @@ class Store:
         except apsw.SQLError as exc:  # a sanitiser bug must not become a traceback
             raise StorageError(f"keyword search failed: {exc}") from exc
 
+    def session_neighbours(self, ids: Sequence[str]) -> dict[str, list[str]]:
+        """For each id, the memories just before and after it in its session."""
+        out: dict[str, list[str]] = {}
+        for mid in ids:
+            row = self.db.execute("SELECT rowid, session_id FROM memories WHERE id = ?", (mid,)).fetchone()
+            if not row or row[1] is None:
+                continue
+            rid, sid = row
+            found = []
+            for sql in ("SELECT id FROM memories WHERE session_id = ? AND rowid < ? ORDER BY rowid DESC LIMIT 1",
+                        "SELECT id FROM memories WHERE session_id = ? AND rowid > ? ORDER BY rowid LIMIT 1"):
+                r = self.db.execute(sql, (sid, rid)).fetchone()
+                if r:
+                    found.append(r[0])
+            out[mid] = found
+        return out
+
     def filtered_ids(self, filters: Filters, cap: int) -> list[str] | None:
         """Ids matching the filters, or None when more than cap match."""
         where, params = self.filter_sql(filters)
@@ -276,6 +294,12 @@ class Store:
             "DELETE FROM sessions WHERE id NOT IN (SELECT session_id FROM memories WHERE session_id IS NOT NULL)"
         )
         return total
+
+    def scrub(self) -> None:
+        """After a purge: rewrite the FTS index without deleted entries and empty the WAL."""
+        with self.db:
+            self.db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     # -- vector queue -------------------------------------------------------------------------
     def queued(self, limit: int = 512) -> list[tuple[str, str]]:

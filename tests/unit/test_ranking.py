@@ -38,3 +38,15 @@ def test_near_duplicate_hits_collapse_into_the_better_one():
     kept = collapse_near_duplicates(hits, RankingParams().collapse_jaccard)
     assert [h.memory.id for h in kept] == ["a", "c"]
     assert kept[0].explain["collapsed"] == ["b"]
+
+
+def test_neighbours_of_a_strong_hit_share_part_of_its_score():
+    from desktop_memory.core.ranking import spread_to_neighbours
+
+    hits = [Hit(mem("q", "what did you paint?"), 1.0, {}), Hit(mem("x", "unrelated"), 0.5, {})]
+    extra = {"a": mem("a", "a sunset over the lake")}
+    ranked = spread_to_neighbours(hits, {"q": ["a"]}, extra, 0.75)
+    assert [h.memory.id for h in ranked] == ["q", "a", "x"]
+    assert ranked[1].score == 0.75 and ranked[1].explain["neighbour_of"] == "q"
+    weak = spread_to_neighbours([Hit(mem("q"), 0.4, {}), Hit(mem("x"), 0.5, {})], {"q": ["x"]}, {}, 0.75)
+    assert [h.score for h in weak] == [0.5, 0.4]  # never lowers a score

@@ -1,0 +1,383 @@
+"""Tests for desktop_memory.core.redact: corpus, edge cases, speed and Hypothesis properties."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import random
+import string
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from desktop_memory.core.redact import PLACEHOLDER, Redaction, redact
+
+CORPUS_PATH = Path(__file__).resolve().parents[1] / "data" / "redaction_corpus.jsonl"
+CORPUS = [json.loads(line) for line in CORPUS_PATH.read_text(encoding="utf-8").splitlines() if line.strip()]
+POSITIVES = [row for row in CORPUS if row["kinds"]]
+NEGATIVES = [row for row in CORPUS if not row["kinds"]]
+
+KINDS = (
+    "openai_api_key", "anthropic_api_key", "aws_access_key", "aws_secret_key", "github_token",
+    "gitlab_token", "google_api_key", "slack_token", "slack_webhook", "stripe_key", "huggingface_token",
+    "npm_token", "sendgrid_key", "twilio_api_key", "jwt", "private_key", "secret_assignment",
+    "connection_string", "credit_card",
+)  # fmt: skip
+
+# No example database: the tests must not write a .hypothesis directory into the tree.
+PROPERTY = settings(max_examples=200, deadline=None, database=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+def _ph(kind: str) -> str:
+    return PLACEHOLDER.format(kind=kind)
+
+
+def _row_id(row: dict) -> str:
+    return f"{CORPUS.index(row) + 1}:{row['note']}"
+
+
+# --- corpus ---------------------------------------------------------------------------------------
+
+def test_corpus_is_big_and_covers_every_kind() -> None:
+    assert len(CORPUS) >= 130
+    assert len(POSITIVES) >= 70
+    assert len(NEGATIVES) >= 50
+    per_kind = Counter(kind for row in POSITIVES for kind in row["kinds"])
+    assert set(per_kind) == set(KINDS)
+    assert all(per_kind[kind] >= 3 for kind in KINDS), per_kind
+
+
+@pytest.mark.parametrize("row", CORPUS, ids=_row_id)
+def test_corpus_sample(row: dict) -> None:
+    result = redact(row["text"])
+    assert result.counts == row["kinds"]
+    assert result.total == sum(row["kinds"].values())
+    if not row["kinds"]:
+        assert result.text == row["text"]
+    for secret in row.get("secrets", []):
+        assert secret not in result.text
+    for kind, n in row["kinds"].items():
+        assert result.text.count(_ph(kind)) == n
+
+
+@pytest.mark.parametrize("row", CORPUS, ids=_row_id)
+def test_corpus_sample_is_idempotent(row: dict) -> None:
+    once = redact(row["text"])
+    twice = redact(once.text)
+    assert twice.text == once.text
+    assert twice.counts == {}
+
+
+# --- API ------------------------------------------------------------------------------------------
+
+def test_api_shape() -> None:
+    assert PLACEHOLDER == "[REDACTED:{kind}]"
+    result = redact("nothing to see here")
+    assert isinstance(result, Redaction)
+    assert result == Redaction("nothing to see here", {})
+    assert result.total == 0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.text = "x"  # type: ignore[misc]
+
+
+def test_counts_and_total() -> None:
+    text = "AKIAABCDEFGHIJKLMN23 and AKIAZYXWVUTSRQPO7654 and password=hunter22"
+    result = redact(text)
+    assert result.counts == {"aws_access_key": 2, "secret_assignment": 1}
+    assert result.total == 3
+    assert result.text == (
+        f"{_ph('aws_access_key')} and {_ph('aws_access_key')} and password={_ph('secret_assignment')}"
+    )
+
+
+# --- specific behaviour ---------------------------------------------------------------------------
+
+ANTHROPIC = "sk-ant-api03-" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2Yz3" * 2 + "AA"
+OPENAI = "sk-proj-" + "Zy9Xw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe" * 2
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkphbmUifQ."
+    "c2lnbmF0dXJlLW5vdC1yZWFsLWJ1dC1sb29rcy1maW5l"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "counts"),
+    [
+        (ANTHROPIC, _ph("anthropic_api_key"), {"anthropic_api_key": 1}),
+        (OPENAI, _ph("openai_api_key"), {"openai_api_key": 1}),
+        (f"Authorization: Bearer {JWT}", f"Authorization: Bearer {_ph('jwt')}", {"jwt": 1}),
+        (f'api_key = "{OPENAI}"', f'api_key = "{_ph("openai_api_key")}"', {"openai_api_key": 1}),
+        (f"token={JWT}", f"token={_ph('jwt')}", {"jwt": 1}),
+        (
+            "https://user:ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/x.git",
+            f"https://user:{_ph('github_token')}@github.com/x.git",
+            {"github_token": 1},
+        ),
+    ],
+    ids=["anthropic", "openai", "bearer-jwt", "key-in-assignment", "jwt-in-assignment", "token-in-url"],
+)
+def test_overlaps_use_the_most_specific_kind_once(text: str, expected: str, counts: dict) -> None:
+    result = redact(text)
+    assert result.text == expected
+    assert result.counts == counts
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("password=hunter22", "password=[REDACTED:secret_assignment]"),
+        ("passwd: s3cr3t!x", "passwd: [REDACTED:secret_assignment]"),
+        ("pwd = Zx81!kq", "pwd = [REDACTED:secret_assignment]"),
+        ("export DB_PASSWORD=Tr0ub4dor", "export DB_PASSWORD=[REDACTED:secret_assignment]"),
+        ('{"password": "correct horse"}', '{"password": "[REDACTED:secret_assignment]"}'),
+        ("  client_secret: abc123XYZ", "  client_secret: [REDACTED:secret_assignment]"),
+        ("apikey: 9f8e7d6c5b", "apikey: [REDACTED:secret_assignment]"),
+        ("access_token=opaque-42-value", "access_token=[REDACTED:secret_assignment]"),
+        ("Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic [REDACTED:secret_assignment]"),
+        ("postgres://app:pa55word@db/main", "postgres://app:[REDACTED:connection_string]@db/main"),
+        ("redis://:s3cret@cache:6379", "redis://:[REDACTED:connection_string]@cache:6379"),
+    ],
+)
+def test_key_names_are_kept(text: str, expected: str) -> None:
+    assert redact(text).text == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password=",
+        "password=<your password>",
+        "token: ${TOKEN}",
+        'api_key=os.environ["KEY"]',
+        "password: (see the vault)",
+        "I forgot my password again",
+        "the token count is high",
+        "pk_live_51HxYzAbCdEfGhIjKlMnOpQr",
+        "4111 1111 1111 1112",  # fails the Luhn check
+        "1234567812345670",  # passes Luhn, but no card network starts with 1
+        "0.4111111111111111",  # a decimal, not a card
+        "f47ac10b-58cc-4372-a567-0e02b2c3d479",
+        "da39a3ee5e6b4b0d3255bfef95601890afd80709",
+        "risk-free ask-me task-runner",
+        "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----",
+    ],
+)
+def test_look_alikes_are_kept(text: str) -> None:
+    assert redact(text) == Redaction(text, {})
+
+
+@pytest.mark.parametrize(
+    "number",
+    ["4111111111111111", "4111 1111 1111 1111", "5555-5555-5555-4444", "378282246310005", "3782 822463 10005",
+     "6011111111111117", "2223003122003222", "3530111333300000", "30569309025904"],
+)
+def test_card_numbers(number: str) -> None:
+    result = redact(f"pay with {number} today")
+    assert result.text == f"pay with {_ph('credit_card')} today"
+    assert result.counts == {"credit_card": 1}
+
+
+@pytest.mark.parametrize(
+    "label",
+    ["RSA PRIVATE KEY", "OPENSSH PRIVATE KEY", "EC PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "PRIVATE KEY"],
+)
+def test_private_key_blocks(label: str) -> None:
+    body = "\n".join(base64.b64encode(bytes(range(i, i + 48))).decode() for i in range(0, 200, 50))
+    text = f"key:\n-----BEGIN {label}-----\n{body}\n-----END {label}-----\nbye"
+    assert redact(text) == Redaction(f"key:\n{_ph('private_key')}\nbye", {"private_key": 1})
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_placeholders_never_match(kind: str) -> None:
+    ph = _ph(kind)
+    for text in (ph, f"password={ph}", f'"token": "{ph}"', f"secret: {ph}", f"postgres://u:{ph}@h/db",
+                 f"Authorization: Bearer {ph}", f"--password {ph}", f"https://{ph}@github.com/x"):
+        assert redact(text) == Redaction(text, {})
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "\x00", "password=\x00abc123", "🔑🔑 password=🔑🔑🔑x1", "\ud800 lone surrogate",
+     "İ" * 50 + " password=Ab12cd", "a" * 10_000, "\n" * 1000, "-----BEGIN PRIVATE KEY-----", "://:@",
+     "eyJ.eyJ.eyJ", "=" * 100],
+)
+def test_odd_input_never_raises(text: str) -> None:
+    result = redact(text)
+    assert isinstance(result.text, str)
+    assert redact(result.text).counts == {}
+
+
+def test_unicode_that_changes_length_when_lowercased() -> None:
+    # "İ".lower() is two characters; positions must still line up with the original text.
+    result = redact("İİİ password=Ab12cd İİİ")
+    assert result.text == f"İİİ password={_ph('secret_assignment')} İİİ"
+
+
+# --- speed: every pattern must be linear-time ------------------------------------------------------
+
+_MB = 1_000_000
+
+
+def _big_inputs() -> dict[str, str]:
+    rng = random.Random(0)
+    return {
+        "random": "".join(rng.choices(string.printable, k=_MB)),
+        "a": "a" * _MB,
+        "equals": "=" * _MB,
+        "digits": "7" * _MB,
+        "digits-and-spaces": "".join(rng.choices("0123456789 -", k=_MB)),
+        "password=": "password=" * (_MB // 9),
+        "key-colon": "token: " * (_MB // 7),
+        "url": "://a:" * (_MB // 5),
+        "jwt-ish": "eyJaaaaaaaaa." * (_MB // 13),
+        "pem": "-----BEGIN RSA PRIVATE KEY-----\n" * (_MB // 32),
+        "flags": "--password " * (_MB // 11),
+    }
+
+
+@pytest.mark.parametrize("name", list(_big_inputs()))
+def test_one_megabyte_is_fast(name: str) -> None:
+    text = _big_inputs()[name]
+    start = time.perf_counter()
+    redact(text)
+    assert time.perf_counter() - start < 2.0
+
+
+# --- Hypothesis properties ------------------------------------------------------------------------
+
+_UPPER_DIGITS = string.ascii_uppercase + string.digits
+_ALNUM = string.ascii_letters + string.digits
+
+# Fragments that look like the start of a secret, to push the patterns into their corners.
+FRAGMENTS = [
+    "password", "passwd", "pwd", "token", "secret", "api_key", "Authorization: Bearer ", "Basic ", "=",
+    ": ", "\"", "'", "`", "\\", "\n", " ", "-", "_", ".", "/", "@", "://", ":", "[REDACTED:", "]", "${",
+    "<", ">", "sk-", "sk-ant-", "AKIA", "ASIA", "ghp_", "github_pat_", "glpat-", "AIza", "xoxb-",
+    "hooks.slack.com/services/", "sk_live_", "pk_live_", "hf_", "npm_", "SG.", "SK", "eyJ",
+    "-----BEGIN PRIVATE KEY-----", "-----END PRIVATE KEY-----", "4111", "1111 ", "-4242", "0", "9",
+    "aws_secret_access_key=", "machine h login u ", "--token ", "postgres://", "user:", "Ab1", "xyz9",
+    "QWERTYUIOPASDFGHJKLZ", "0123456789abcdef",
+]
+secretish_text = st.lists(
+    st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=12), st.text(alphabet=_ALNUM)),
+    max_size=40,
+).map("".join)
+
+
+@PROPERTY
+@given(st.text())
+def test_never_raises(text: str) -> None:
+    result = redact(text)
+    assert isinstance(result.text, str)
+    assert all(isinstance(k, str) and n > 0 for k, n in result.counts.items())
+
+
+@PROPERTY
+@given(st.one_of(st.text(), secretish_text))
+def test_idempotent(text: str) -> None:
+    once = redact(text)
+    twice = redact(once.text)
+    assert twice.text == once.text
+    assert twice.counts == {}
+
+
+@PROPERTY
+@given(secretish_text)
+def test_counts_match_placeholders(text: str) -> None:
+    result = redact(text)
+    added = Counter({kind: result.text.count(_ph(kind)) - text.count(_ph(kind)) for kind in result.counts})
+    assert dict(added) == result.counts
+
+
+@PROPERTY
+@given(st.text(alphabet=string.ascii_letters + " \n.,!?'"))
+def test_plain_prose_is_unchanged(text: str) -> None:
+    assert redact(text) == Redaction(text, {})
+
+
+def _luhn_complete(partial: str) -> str:
+    for check in "0123456789":
+        number = partial + check
+        total = 0
+        for i, ch in enumerate(reversed(number)):
+            d = int(ch)
+            if i % 2:
+                d = d * 2 - 9 if d > 4 else d * 2
+            total += d
+        if total % 10 == 0:
+            return number
+    raise AssertionError("unreachable")
+
+
+@st.composite
+def visa(draw: st.DrawFn) -> str:
+    number = _luhn_complete("4" + draw(st.text(alphabet=string.digits, min_size=14, max_size=14)))
+    sep = draw(st.sampled_from(["", " ", "-"]))
+    return sep.join(number[i : i + 4] for i in range(0, 16, 4))
+
+
+@st.composite
+def jwt(draw: st.DrawFn) -> str:
+    def part(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    subject = draw(st.text(alphabet=_ALNUM, min_size=1, max_size=20))
+    claims = json.dumps({"sub": subject, "iat": draw(st.integers(0, 2**31))}).encode()
+    signature = draw(st.binary(min_size=16, max_size=64))
+    return ".".join([part(b'{"alg":"HS256","typ":"JWT"}'), part(claims), part(signature)])
+
+
+def _with_classes(s: str) -> bool:
+    return any(c.isupper() for c in s) and any(c.islower() for c in s) and any(c.isdigit() for c in s)
+
+
+def _key(kind: str, prefix: str, alphabet: str, size: int, most: int | None = None) -> st.SearchStrategy:
+    """(kind, prefix + random body) pairs; OpenAI bodies are forced to mix cases and digits."""
+    body = st.text(alphabet=alphabet, min_size=size, max_size=most or size)
+    if kind == "openai_api_key":
+        body = body.filter(_with_classes)
+    return st.tuples(st.just(kind), body.map(prefix.__add__))
+
+
+SECRETS = st.one_of(
+    _key("aws_access_key", "AKIA", _UPPER_DIGITS, 16),
+    st.tuples(st.just("credit_card"), visa()),
+    _key("github_token", "ghp_", _ALNUM, 36),
+    st.tuples(st.just("jwt"), jwt()),
+    _key("stripe_key", "sk_live_", _ALNUM, 24, 40),
+    _key("openai_api_key", "sk-proj-", _ALNUM, 48, 60),
+    _key("google_api_key", "AIza", _ALNUM + "_-", 35),
+)
+prose = st.lists(st.text(alphabet=string.ascii_lowercase, min_size=1, max_size=9), max_size=12).map(" ".join)
+
+
+@PROPERTY
+@given(prose, SECRETS, prose)
+def test_inserted_secret_is_redacted_and_prose_kept(before: str, secret: tuple[str, str], after: str) -> None:
+    kind, value = secret
+    result = redact(f"{before} {value} {after}")
+    assert result.text == f"{before} {_ph(kind)} {after}"
+    assert result.counts == {kind: 1}
+
+
+@PROPERTY
+@given(
+    prose,
+    st.sampled_from(["password", "DB_PASSWORD", "api_key", "client_secret", "auth_token", "apiKey"]),
+    st.sampled_from(["=", ": ", " = ", '="', ': "']),
+    st.tuples(st.sampled_from(_ALNUM), st.text(alphabet=_ALNUM + "!%^*+", min_size=7, max_size=23))
+    .map("".join)
+    .filter(_with_classes),
+    prose,
+)
+def test_inserted_assignment_keeps_key(before: str, key: str, sep: str, value: str, after: str) -> None:
+    quote = '"' if sep.endswith('"') else ""
+    result = redact(f"{before}\n{key}{sep}{value}{quote}\n{after}")
+    assert result.text == f"{before}\n{key}{sep}{_ph('secret_assignment')}{quote}\n{after}"
+    assert result.counts == {"secret_assignment": 1}
