@@ -404,10 +404,7 @@ class MemoryService:
         parsed = parse(query or "")
         filters = (filters or Filters()).merged(parsed.filters)
         text = parsed.text
-        if not text.strip():
-            hits = self._browse(filters, limit)
-        else:
-            hits = self._ranked(text, filters, limit)
+        hits = self._ranked(text, filters, limit) if text.strip() else self._browse(filters, limit)
         if record_access and hits:
             self.store.touch([h.memory.id for h in hits])
         return hits

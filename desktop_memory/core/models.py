@@ -13,7 +13,7 @@ def to_iso(ts: float | None) -> str | None:
     """Epoch seconds -> ISO 8601 in UTC (None stays None)."""
     if ts is None:
         return None
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).isoformat()
+    return dt.datetime.fromtimestamp(ts, dt.UTC).isoformat()
 
 
 def from_iso(value: str) -> float:

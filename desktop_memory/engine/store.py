@@ -16,13 +16,32 @@ import apsw
 from ..core.errors import NotFound, StorageError
 from ..core.models import Memory
 from ..core.query import Filters
+from ..core.text import first_line
 
 SESSION_GAP_S = 10 * 60
-COLUMNS = (
-    "id content summary title source source_app source_url session_id tags entities importance pinned "
-    "forgotten created_at updated_at accessed_at access_count content_hash metadata enrichment_state "
-    "redactions"
-).split()
+COLUMNS = [
+    "id",
+    "content",
+    "summary",
+    "title",
+    "source",
+    "source_app",
+    "source_url",
+    "session_id",
+    "tags",
+    "entities",
+    "importance",
+    "pinned",
+    "forgotten",
+    "created_at",
+    "updated_at",
+    "accessed_at",
+    "access_count",
+    "content_hash",
+    "metadata",
+    "enrichment_state",
+    "redactions",
+]
 _SELECT = "SELECT " + ", ".join(f"m.{c}" for c in COLUMNS) + " FROM memories m"
 
 
@@ -76,9 +95,7 @@ class Store:
         known = migrations()
         current = self.schema_version
         if known and current > known[-1][0]:
-            raise StorageError(
-                f"the database was written by a newer desktop-memory (schema {current}); please upgrade"
-            )
+            raise StorageError(f"the database was written by a newer desktop-memory (schema {current}); please upgrade")
         for number, name, sql in known:
             if number <= current:
                 continue
@@ -203,8 +220,10 @@ class Store:
                 continue
             rid, sid = row
             found = []
-            for sql in ("SELECT id FROM memories WHERE session_id = ? AND rowid < ? ORDER BY rowid DESC LIMIT 1",
-                        "SELECT id FROM memories WHERE session_id = ? AND rowid > ? ORDER BY rowid LIMIT 1"):
+            for sql in (
+                "SELECT id FROM memories WHERE session_id = ? AND rowid < ? ORDER BY rowid DESC LIMIT 1",
+                "SELECT id FROM memories WHERE session_id = ? AND rowid > ? ORDER BY rowid LIMIT 1",
+            ):
                 r = self.db.execute(sql, (sid, rid)).fetchone()
                 if r:
                     found.append(r[0])
@@ -247,9 +266,7 @@ class Store:
                 values[i] = json.dumps(values[i], ensure_ascii=False)
             elif c in ("pinned", "forgotten"):
                 values[i] = int(values[i])
-        self.db.execute(
-            f"INSERT INTO memories({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})", values
-        )
+        self.db.execute(f"INSERT INTO memories({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})", values)
 
     def update(self, memory_id: str, **fields: Any) -> None:
         """Set some columns of one memory (JSON columns take Python values)."""
@@ -285,14 +302,30 @@ class Store:
     def delete(self, ids: Sequence[str]) -> int:
         """Hard-delete memories (FTS rows go with them through triggers)."""
         total = 0
+        sessions: set[str] = set()
         for start in range(0, len(ids), 500):
             chunk = list(ids[start : start + 500])
             marks = ",".join("?" * len(chunk))
+            sessions.update(
+                r[0]
+                for r in self.db.execute(
+                    f"SELECT DISTINCT session_id FROM memories WHERE id IN ({marks}) AND session_id IS NOT NULL", chunk
+                )
+            )
             self.db.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
             total += self.db.changes()
-        self.db.execute(
-            "DELETE FROM sessions WHERE id NOT IN (SELECT session_id FROM memories WHERE session_id IS NOT NULL)"
-        )
+        for sid in sessions:  # the session title may have come from a deleted memory's text
+            first = self.db.execute(
+                "SELECT title, content FROM memories WHERE session_id = ? ORDER BY rowid LIMIT 1", (sid,)
+            ).fetchone()
+            if first is None:
+                self.db.execute("DELETE FROM sessions WHERE id = ?", (sid,))
+            else:
+                self.db.execute(
+                    "UPDATE sessions SET title = ?, count = (SELECT count(*) FROM memories WHERE session_id = ?) "
+                    "WHERE id = ?",
+                    (first[0] or first_line(first[1], 60), sid, sid),
+                )
         return total
 
     def scrub(self) -> None:
@@ -303,16 +336,16 @@ class Store:
 
     # -- vector queue -------------------------------------------------------------------------
     def queued(self, limit: int = 512) -> list[tuple[str, str]]:
-        return [(r[0], r[1]) for r in self.db.execute(
-            "SELECT memory_id, op FROM vector_queue ORDER BY queued_at LIMIT ?", (limit,))]
+        return [
+            (r[0], r[1])
+            for r in self.db.execute("SELECT memory_id, op FROM vector_queue ORDER BY queued_at LIMIT ?", (limit,))
+        ]
 
     def queue_length(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM vector_queue").fetchone()[0])
 
     def enqueue(self, ids: Iterable[str], op: str) -> None:
-        self.db.executemany(
-            "INSERT OR REPLACE INTO vector_queue(memory_id, op) VALUES (?, ?)", [(i, op) for i in ids]
-        )
+        self.db.executemany("INSERT OR REPLACE INTO vector_queue(memory_id, op) VALUES (?, ?)", [(i, op) for i in ids])
 
     def dequeue(self, ids: Iterable[str]) -> None:
         with self.db:

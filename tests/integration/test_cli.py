@@ -61,7 +61,8 @@ def test_contract_import_search_export_round_trip(tmp_path):
 
 def test_add_show_pin_forget_restore_purge_and_context(tmp_path):
     data = tmp_path / "d"
-    added = json.loads(run(data, "add", "--json", "--tag", "ops", "Restart nginx with sudo systemctl reload nginx").stdout)
+    text = "Restart nginx with sudo systemctl reload nginx"
+    added = json.loads(run(data, "add", "--json", "--tag", "ops", text).stdout)
     mid = added["id"]
     assert added["status"] == "added"
     run(data, "add", stdin="Piped text: the standup is at 9:15")

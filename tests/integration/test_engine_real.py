@@ -47,10 +47,13 @@ def test_filters_apply_to_the_semantic_channel_too(filled):
 
 
 def test_near_duplicate_is_merged_with_the_real_model(real_service):
-    a = real_service.add("Meeting notes: we agreed to move the launch to Friday and to hire two designers.")
-    b = real_service.add("Meeting notes: we agreed to move the launch to Friday and to hire two designers!!")
+    text = ("Meeting notes: we agreed to move the launch to Friday, hire two designers for the mobile team, "
+            "and review the budget again next week.")
+    a = real_service.add(text.replace("budget", "budgett"))  # a typo, then the corrected copy
+    b = real_service.add(text)
     c = real_service.add("Grocery list: eggs, milk, bread")
     assert b.status == "merged" and b.memory.id == a.memory.id and c.status == "added"
+    assert "budgett" not in real_service.get(a.memory.id).content
 
 
 def test_new_memory_is_searchable_immediately(real_service):

@@ -39,7 +39,7 @@ def test_excerpt_when_no_summary_and_left_out_when_no_room():
 
 @pytest.mark.parametrize("budget", [60, 100, 300, 1500, 5000])
 def test_budget_is_never_exceeded(budget):
-    memories = [mem(i, ("text number %d " % i) * (i * 7 + 1), summary=f"summary {i}") for i in range(30)]
+    memories = [mem(i, (f"text number {i} ") * (i * 7 + 1), summary=f"summary {i}") for i in range(30)]
     for fmt in ("text", "markdown"):
         ctx = build_context(memories, query="q", budget=budget, fmt=fmt)
         assert ctx.tokens <= budget
