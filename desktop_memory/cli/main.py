@@ -8,9 +8,10 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .. import __version__
+from .. import __version__, paths
 from ..core.errors import DesktopMemoryError
-from . import commands
+from ..ipc.client import via_host
+from . import commands, mcp_commands
 
 PROG = "desktop-memory"
 
@@ -106,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("doctor", help="check the data folder and repair the vector index")
     p.add_argument("--json", action="store_true")
+    mcp_commands.add_parsers(sub)
     return parser
 
 
@@ -121,7 +123,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        return commands.run(args)
+        if args.command in mcp_commands.HANDLERS:
+            return mcp_commands.HANDLERS[args.command](args)
+        # through the running app's engine when it owns the data folder, else the engine itself
+        return via_host(paths.data_dir(args.data_dir), lambda remote: commands.HANDLERS[args.command](remote, args),
+                        lambda: commands.run(args))
     except DesktopMemoryError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 1

@@ -1,0 +1,52 @@
+"""`mcp` and `setup-mcp`: serving AI agents over MCP, and configuring the agents' apps."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+from .. import paths
+
+Handler = Callable[[argparse.Namespace], int]
+HANDLERS: dict[str, Handler] = {}
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    from ..mcp.setup import CLIENTS
+
+    sub.add_parser("mcp", help="run the MCP server on stdin/stdout (started by an AI app, see setup-mcp)")
+    p = sub.add_parser("setup-mcp", help="show (or with --write, install) the MCP configuration for an AI app")
+    p.add_argument("--client", required=True, choices=CLIENTS)
+    p.add_argument("--write", action="store_true",
+                   help="merge it into the app's configuration file (the old file is kept as a .bak)")
+    p.add_argument("--config", help="the configuration file to merge into (default: the app's usual one)")
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from ..mcp.server import serve_stdio
+
+    serve_stdio(paths.data_dir(args.data_dir))
+    return 0
+
+
+def cmd_setup_mcp(args: argparse.Namespace) -> int:
+    from ..mcp import setup
+
+    if not args.write:
+        where = args.config or setup.config_path(args.client)
+        how = "run this, or add the JSON below to" if args.client == "claude-code" else "add this to"
+        print(f"# {args.client}: {how} {where}")
+        print(setup.snippet(args.client, args.data_dir))
+        print("# or run again with --write to merge it in (the old file is backed up)")
+        return 0
+    result = setup.merge(args.client, Path(args.config).expanduser() if args.config else None, args.data_dir)
+    if not result.changed:
+        print(f"{result.path} already starts desktop-memory's MCP server; nothing changed")
+    else:
+        kept = f" (previous version kept as {result.backup})" if result.backup else ""
+        print(f"Added desktop-memory to {result.path}{kept}. Restart {args.client} to load it.")
+    return 0
+
+
+HANDLERS.update({"mcp": cmd_mcp, "setup-mcp": cmd_setup_mcp})

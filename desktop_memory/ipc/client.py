@@ -1,0 +1,184 @@
+"""Reach the engine of a running host (the tray app) through the data folder's socket."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from multiprocessing import AuthenticationError
+from multiprocessing.connection import Client, Connection
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..core.context import Context
+from ..core.errors import DataDirLocked, StorageError
+from ..core.models import Hit, Memory
+from ..core.query import Filters
+from ..service import IMPORT_BATCH, AddResult, ImportReport
+from . import address, codec
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+IMPORT_CHUNK_BYTES = 8 * 1024 * 1024
+
+
+class HostGone(StorageError):
+    """The connection to the host broke (it quit or crashed)."""
+
+
+class RemoteService:
+    """The methods of MemoryService that the CLI and MCP use, answered by the host's engine."""
+
+    def __init__(self, conn: Connection, folder: Path) -> None:
+        self._conn = conn
+        self._lock = threading.Lock()
+        self.folder = folder
+
+    def _call(self, method: str, **params: Any) -> Any:
+        with self._lock:
+            try:
+                self._conn.send_bytes(codec.dumps({"method": method, "params": params}))
+                reply = codec.loads(self._conn.recv_bytes())
+            except (EOFError, OSError) as exc:
+                raise HostGone("lost the connection to the desktop-memory app; try again") from exc
+        if "error" in reply:
+            raise codec.error_from(reply["error"])
+        return reply["result"]
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> RemoteService:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def ping(self) -> dict[str, Any]:
+        return self._call("ping")
+
+    # -- adding -------------------------------------------------------------------------------
+    def add(self, content: str | bytes, *, source: str = "manual", **fields: Any) -> AddResult:
+        text = content if isinstance(content, str) else content.decode("utf-8", "replace")
+        r = self._call("add", content=text, fields={"source": source, **fields})
+        return AddResult(codec.memory_from(r["memory"]), r["status"], r["redactions"])
+
+    def import_records(
+        self, lines: Iterable[str | bytes], *, progress: Callable[[ImportReport], None] | None = None
+    ) -> ImportReport:
+        """Sent in chunks; each chunk is committed by the host before the next is read."""
+        total = ImportReport()
+        chunk: list[str] = []
+        size = offset = 0
+
+        def flush() -> None:
+            nonlocal size, offset
+            r = self._call("import_records", lines=chunk)
+            total.added += r["added"]
+            total.duplicates += r["duplicates"]
+            total.merged += r["merged"]
+            total.redacted += r["redacted"]
+            total.errors.extend((offset + e["line"], e["error"]) for e in r["errors"])
+            offset += len(chunk)
+            chunk.clear()
+            size = 0
+            if progress:
+                progress(total)
+
+        for raw in lines:
+            line = raw if isinstance(raw, str) else raw.decode("utf-8", errors="replace")
+            chunk.append(line)
+            size += len(line)
+            if len(chunk) >= IMPORT_BATCH or size >= IMPORT_CHUNK_BYTES:
+                flush()
+        if chunk:
+            flush()
+        return total
+
+    # -- searching and context ----------------------------------------------------------------
+    def search(self, query: str, *, limit: int = 10, filters: Filters | None = None,
+               record_access: bool = True) -> list[Hit]:
+        hits = self._call("search", query=query, limit=limit, filters=codec.filters_to(filters),
+                          record_access=record_access)
+        return [codec.hit_from(h) for h in hits]
+
+    def context(self, query: str | None = None, *, ids: Sequence[str] = (), budget: int | None = None,
+                fmt: str | None = None, limit: int = 20, filters: Filters | None = None) -> Context:
+        return codec.context_from(self._call("context", query=query, ids=list(ids), budget=budget, fmt=fmt,
+                                             limit=limit, filters=codec.filters_to(filters)))
+
+    # -- lifecycle of memories ----------------------------------------------------------------
+    def get(self, memory_id: str) -> Memory:
+        return codec.memory_from(self._call("get", id=memory_id))
+
+    def set_pinned(self, memory_id: str, pinned: bool) -> Memory:
+        return codec.memory_from(self._call("set_pinned", id=memory_id, pinned=pinned))
+
+    def set_forgotten(self, memory_id: str, forgotten: bool) -> Memory:
+        return codec.memory_from(self._call("set_forgotten", id=memory_id, forgotten=forgotten))
+
+    def tag(self, memory_id: str, add: Iterable[str] = (), remove: Iterable[str] = ()) -> Memory:
+        return codec.memory_from(self._call("tag", id=memory_id, add=list(add), remove=list(remove)))
+
+    def edit(self, memory_id: str, *, content: str | None = None, title: str | None = None) -> Memory:
+        return codec.memory_from(self._call("edit", id=memory_id, content=content, title=title))
+
+    def purge(self, ids: Sequence[str]) -> int:
+        return int(self._call("purge", ids=list(ids)))
+
+    def retention(self, *, older_than_days: float, below_importance: float = 1.0,
+                  include_forgotten_only: bool = False, dry_run: bool = False) -> list[str]:
+        return list(self._call("retention", older_than_days=older_than_days, below_importance=below_importance,
+                               include_forgotten_only=include_forgotten_only, dry_run=dry_run))
+
+    def stats(self) -> dict[str, Any]:
+        return self._call("stats")
+
+    def doctor(self) -> dict[str, Any]:
+        return self._call("doctor")
+
+    def export_records(self, *, include_forgotten: bool = False) -> Iterator[dict[str, Any]]:
+        yield from self._call("export_records", include_forgotten=include_forgotten)
+
+    def export_markdown(self, *, include_forgotten: bool = False) -> Iterator[str]:
+        yield from self._call("export_markdown", include_forgotten=include_forgotten)
+
+
+def connect(data_dir: Path) -> RemoteService | None:
+    """The running host's engine for this data folder, or None when no host runs.
+
+    A socket or token left behind by a crashed host counts as no host.
+    """
+    folder = Path(data_dir)
+    token = address.load_token(folder)
+    if token is None:
+        return None
+    where = address.socket_address(folder)
+    if address.family() == "AF_UNIX" and not Path(where).exists():
+        return None
+    try:
+        conn = Client(where, family=address.family(), authkey=token)
+    except AuthenticationError as exc:
+        raise StorageError("the desktop-memory app refused this connection (its token changed); try again") from exc
+    except (OSError, EOFError):
+        log.debug("no host answers at %s", where, exc_info=True)
+        return None
+    return RemoteService(conn, folder)
+
+
+def via_host(data_dir: Path, remote: Callable[[RemoteService], T], local: Callable[[], T]) -> T:
+    """Run through the host when one runs; else `local()` (which opens the engine itself).
+
+    When the folder turns out to be locked (a host that is just starting), the host is tried once more.
+    """
+    service = connect(data_dir)
+    if service is None:
+        try:
+            return local()
+        except DataDirLocked:
+            service = connect(data_dir)
+            if service is None:
+                raise
+    with service:
+        return remote(service)

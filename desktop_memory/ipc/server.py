@@ -1,0 +1,197 @@
+"""Serve one MemoryService to local clients over the data folder's socket.
+
+Each request is authenticated (HMAC challenge with a per-start token), carries JSON, and runs
+through the host's `run(fn)` so the engine stays on the host's engine thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+from collections.abc import Callable
+from multiprocessing import AuthenticationError
+from multiprocessing.connection import Client, Connection, Listener, answer_challenge, deliver_challenge
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..core.errors import DesktopMemoryError, InvalidInput
+from ..service import MemoryService
+from . import address, codec
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+Runner = Callable[[Callable[[], T]], T]
+HANDSHAKE_S = 5.0
+
+
+def _import(s: MemoryService, p: dict[str, Any]) -> dict[str, Any]:
+    report = s.import_records([str(line) for line in p["lines"]])
+    return report.to_dict()
+
+
+# What clients may call: name -> (service, params) -> plain JSON data. Nothing else is reachable.
+CALLS: dict[str, Callable[[MemoryService, dict[str, Any]], Any]] = {
+    "ping": lambda s, p: {"data_dir": str(s.folder), "pid": os.getpid()},
+    "add": lambda s, p: (lambda r: {"memory": codec.memory_to(r.memory), "status": r.status,
+                                    "redactions": r.redactions})(s.add(str(p["content"]), **p.get("fields", {}))),
+    "import_records": _import,
+    "search": lambda s, p: [codec.hit_to(h) for h in s.search(
+        str(p["query"]), limit=int(p.get("limit", 10)), filters=codec.filters_from(p.get("filters")),
+        record_access=bool(p.get("record_access", True)))],
+    "context": lambda s, p: codec.context_to(s.context(
+        p.get("query"), ids=[str(i) for i in p.get("ids") or ()], budget=p.get("budget"), fmt=p.get("fmt"),
+        limit=int(p.get("limit", 20)), filters=codec.filters_from(p.get("filters")))),
+    "get": lambda s, p: codec.memory_to(s.get(str(p["id"]))),
+    "set_pinned": lambda s, p: codec.memory_to(s.set_pinned(str(p["id"]), bool(p["pinned"]))),
+    "set_forgotten": lambda s, p: codec.memory_to(s.set_forgotten(str(p["id"]), bool(p["forgotten"]))),
+    "tag": lambda s, p: codec.memory_to(s.tag(str(p["id"]), add=p.get("add", ()), remove=p.get("remove", ()))),
+    "edit": lambda s, p: codec.memory_to(s.edit(str(p["id"]), content=p.get("content"), title=p.get("title"))),
+    "purge": lambda s, p: s.purge([str(i) for i in p["ids"]]),
+    "retention": lambda s, p: s.retention(**p),
+    "stats": lambda s, p: s.stats(),
+    "doctor": lambda s, p: s.doctor(),
+    "export_records": lambda s, p: list(s.export_records(include_forgotten=bool(p.get("include_forgotten")))),
+    "export_markdown": lambda s, p: list(s.export_markdown(include_forgotten=bool(p.get("include_forgotten")))),
+}
+
+
+class IpcServer:
+    """The host side: `start()` serves on background threads, `close()` stops and cleans up."""
+
+    def __init__(self, service: MemoryService, data_dir: Path, run: Runner | None = None) -> None:
+        self.service = service
+        self.data_dir = Path(data_dir)
+        self.address = address.socket_address(self.data_dir)
+        self._lock = threading.Lock()
+        self._run: Runner = run or self._run_locked
+        self._listener: Listener | None = None
+        self._acceptor: threading.Thread | None = None
+        self._token: bytes | None = None
+        self._conns: set[Connection] = set()
+        self._conns_lock = threading.Lock()
+        self._closed = threading.Event()
+
+    def _run_locked(self, fn: Callable[[], T]) -> T:
+        with self._lock:
+            return fn()
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> None:
+        """Listen on the data folder's socket (a stale one left by a crash is replaced)."""
+        if address.family() == "AF_UNIX":
+            Path(self.address).unlink(missing_ok=True)  # we hold the data folder's lock: it is stale
+        self._token = address.store_token(self.data_dir)
+        old_umask = os.umask(0o077) if hasattr(os, "umask") else None
+        try:
+            self._listener = Listener(self.address, family=address.family(), backlog=16)
+        finally:
+            if old_umask is not None:
+                os.umask(old_umask)
+        self._acceptor = threading.Thread(target=self._accept_loop, name="ipc-accept", daemon=True)
+        self._acceptor.start()
+        log.debug("engine socket listening at %s", self.address)
+
+    def close(self) -> None:
+        """Stop serving; remove the socket and the token."""
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        if self._listener is not None:
+            with contextlib.suppress(OSError):  # wake accept(): closing a socket does not, on Linux
+                Client(self.address, family=address.family()).close()
+            if self._acceptor is not None:
+                self._acceptor.join(timeout=5)
+            self._listener.close()  # also unlinks a Unix socket
+        with self._conns_lock:
+            conns = list(self._conns)
+        for conn in conns:
+            conn.close()
+        if self._token is not None:
+            address.discard_token(self.data_dir, self._token)
+
+    def __enter__(self) -> IpcServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- serving ------------------------------------------------------------------------------
+    def _accept_loop(self) -> None:
+        assert self._listener is not None
+        while not self._closed.is_set():
+            try:
+                conn = self._listener.accept()  # no authkey here: authentication runs on the client's thread
+            except OSError:
+                if self._closed.is_set():
+                    return
+                log.debug("engine socket accept failed", exc_info=True)
+                continue
+            if self._closed.is_set():
+                conn.close()
+                return
+            threading.Thread(target=self._serve, args=(conn,), name="ipc-client", daemon=True).start()
+
+    def _serve(self, conn: Connection) -> None:
+        with self._conns_lock:
+            self._conns.add(conn)
+        try:
+            if not self._authenticate(conn):
+                return
+            while not self._closed.is_set():
+                try:
+                    raw = conn.recv_bytes(codec.MAX_MESSAGE)
+                except (EOFError, OSError):
+                    return
+                conn.send_bytes(codec.dumps(self._answer(raw)))
+        except (OSError, EOFError):
+            log.debug("engine socket client went away", exc_info=True)
+        finally:
+            with self._conns_lock:
+                self._conns.discard(conn)
+            conn.close()
+
+    def _authenticate(self, conn: Connection) -> bool:
+        """HMAC challenge both ways; a client without the token is dropped."""
+        assert self._token is not None
+        try:
+            deliver_challenge(conn, self._token)
+            if not conn.poll(HANDSHAKE_S):
+                return False
+            answer_challenge(conn, self._token)
+        except (AuthenticationError, EOFError, OSError):
+            log.info("engine socket: refused a client without the right token")
+            return False
+        return True
+
+    def _answer(self, raw: bytes) -> dict[str, Any]:
+        """One request -> {"result": ...} or {"error": {...}}; the barrier for each request."""
+        try:
+            request = codec.loads(raw)
+            method, params = request["method"], request.get("params") or {}
+            call = CALLS.get(method) if isinstance(method, str) else None
+            if call is None:
+                raise InvalidInput(f"unknown method {method!r}")
+            if not isinstance(params, dict):
+                raise InvalidInput("params must be an object")
+        except (ValueError, KeyError, TypeError) as exc:
+            return {"error": codec.error_to(InvalidInput(f"bad request: {type(exc).__name__}"))}
+        except InvalidInput as exc:
+            return {"error": codec.error_to(exc)}
+        try:
+            return {"result": self._run(lambda: self._call(call, params))}
+        except DesktopMemoryError as exc:
+            return {"error": codec.error_to(exc)}
+        except Exception as exc:  # noqa: BLE001 - barrier: the client gets a one-line error
+            log.debug("engine socket request %s failed", method, exc_info=True)
+            return {"error": codec.error_to(exc)}
+
+    def _call(self, call: Callable[[MemoryService, dict[str, Any]], Any], params: dict[str, Any]) -> Any:
+        try:
+            return call(self.service, params)
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, DesktopMemoryError):
+                raise
+            raise InvalidInput(f"bad request parameters ({type(exc).__name__}: {str(exc)[:120]})") from exc

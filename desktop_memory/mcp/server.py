@@ -1,0 +1,165 @@
+"""`desktop-memory mcp`: the MCP server over stdio (official `mcp` SDK), a thin adapter over the engine."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Any, Literal, ParamSpec, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from .. import __version__
+from ..core.errors import DesktopMemoryError, InvalidInput
+from ..core.models import Memory, to_iso
+from ..core.query import Filters, parse_date
+from ..core.text import first_line
+from .engine import Engine, EngineAccess
+
+log = logging.getLogger(__name__)
+P = ParamSpec("P")
+T = TypeVar("T")
+SOURCE = "mcp"
+HIT_CHARS = 2000
+
+INSTRUCTIONS = (
+    "desktop-memory is the person's private memory on this machine: notes, decisions and snippets they "
+    "copied or saved. Search it before asking them to repeat something; use get_context to paste relevant "
+    "memories into your reasoning; add_memory only for facts they would want to find again. Secrets are "
+    "redacted before anything is stored. Nothing leaves the machine."
+)
+
+READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+ADD = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+PIN = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+FORGET = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+
+
+def tool_errors(fn: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
+    """The MCP tool barrier: a domain error becomes a tool error with its message; a bug, a one-line one."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return await fn(*args, **kwargs)
+        except DesktopMemoryError as exc:
+            raise ToolError(str(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - the barrier: never a traceback to the agent
+            log.debug("tool %s failed", fn.__name__, exc_info=True)
+            raise ToolError(f"unexpected error: {type(exc).__name__}: {str(exc)[:200]}") from None
+
+    return wrapper
+
+
+def _memory_brief(m: Memory) -> dict[str, Any]:
+    return {"id": m.id, "title": m.title or first_line(m.content, 80), "pinned": m.pinned, "forgotten": m.forgotten}
+
+
+def _filters(source: str | None, app: str | None, tag: str | None, after: str | None, before: str | None,
+             pinned_only: bool) -> Filters:
+    after_dt = before_dt = None
+    if after and not (after_dt := parse_date(after)):
+        raise InvalidInput(f"after: not an ISO date: {after!r}")
+    if before and not (before_dt := parse_date(before)):
+        raise InvalidInput(f"before: not an ISO date: {before!r}")
+    return Filters(sources=(source.lower(),) if source else (), apps=(app.lower(),) if app else (),
+                   tags=(tag.lower().lstrip("#"),) if tag else (), after=after_dt, before=before_dt,
+                   pinned_only=pinned_only)
+
+
+def build_server(access: EngineAccess) -> MCPServer:
+    """The MCP server with its five tools, each running on the engine's own thread."""
+    server = MCPServer("desktop-memory", title="desktop-memory", version=__version__, instructions=INSTRUCTIONS,
+                       log_level="WARNING")
+
+    async def on_engine(fn: Callable[[Engine], T]) -> T:
+        return await asyncio.wrap_future(access.submit(fn))
+
+    @server.tool(title="Search memories", annotations=READ, description=(
+        "Search the person's memories by words and by meaning; best matches first. The query may also hold "
+        "filters: source:clipboard app:firefox #tag after:2026-01-01 before:2026-02-01 is:pinned."))
+    @tool_errors
+    async def search_memories(
+        query: Annotated[str, Field(description="what to look for, in plain words", max_length=10_000)],
+        limit: Annotated[int, Field(ge=1, le=50, description="how many hits to return")] = 10,
+        source: Annotated[str | None, Field(description="only this source (clipboard, manual, cli, mcp, ...)")] = None,
+        app: Annotated[str | None, Field(description="only memories captured from this app (substring)")] = None,
+        tag: Annotated[str | None, Field(description="only memories with this tag")] = None,
+        after: Annotated[str | None, Field(description="created on or after this ISO date")] = None,
+        before: Annotated[str | None, Field(description="created before this ISO date")] = None,
+        pinned_only: Annotated[bool, Field(description="only pinned memories")] = False,
+    ) -> dict[str, Any]:
+        filters = _filters(source, app, tag, after, before, pinned_only)
+        hits = await on_engine(lambda e: e.search(query, limit=limit, filters=filters))
+        out = []
+        for h in hits:
+            m = h.memory
+            out.append({
+                "id": m.id, "title": m.title, "content": m.content[:HIT_CHARS],
+                "truncated": len(m.content) > HIT_CHARS, "summary": m.summary, "score": round(h.score, 4),
+                "created_at": to_iso(m.created_at), "source": m.source, "source_app": m.source_app,
+                "tags": m.tags, "pinned": m.pinned,
+            })
+        return {"hits": out}
+
+    @server.tool(title="Get context", annotations=READ, structured_output=False, description=(
+        "Pasteable context from the person's memories, within a token budget: give a query (most relevant "
+        "memories first) or memory ids (in that order). Long memories are summarised or excerpted."))
+    @tool_errors
+    async def get_context(
+        query: Annotated[str | None, Field(description="what the context is about", max_length=10_000)] = None,
+        ids: Annotated[list[str] | None, Field(description="memory ids (from search_memories)", max_length=200)] = None,
+        budget: Annotated[int | None, Field(ge=50, le=200_000, description="token budget (default 1500)")] = None,
+        format: Annotated[Literal["text", "markdown"], Field(description="plain text or Markdown")] = "markdown",
+    ) -> str:
+        if not ids and not (query and query.strip()):
+            raise InvalidInput("give a query or memory ids")
+        ctx = await on_engine(lambda e: e.context(query, ids=ids or (), budget=budget, fmt=format))
+        return ctx.text or "No memories match; there is no context to give."
+
+    @server.tool(title="Add a memory", annotations=ADD, description=(
+        "Remember a piece of text for the person (source 'mcp'). Secrets are redacted before it is stored; "
+        "an exact duplicate is not stored twice. Returns the memory id."))
+    @tool_errors
+    async def add_memory(
+        content: Annotated[str, Field(description="the text to remember", min_length=1)],
+        tags: Annotated[list[str] | None, Field(description="tags, e.g. ['work', 'project-x']", max_length=50)] = None,
+        title: Annotated[str, Field(description="a short title", max_length=200)] = "",
+    ) -> dict[str, Any]:
+        result = await on_engine(lambda e: e.add(content, source=SOURCE, tags=tags or [], title=title))
+        return {"id": result.memory.id, "status": result.status,
+                "redacted_secrets": sum(result.redactions.values())}
+
+    @server.tool(title="Pin a memory", annotations=PIN, description=(
+        "Pin (or with pinned=false, unpin) a memory so it ranks a little higher and is kept by retention."))
+    @tool_errors
+    async def pin_memory(
+        id: Annotated[str, Field(description="the memory id (or a unique prefix of 4+ characters)")],
+        pinned: Annotated[bool, Field(description="true to pin, false to unpin")] = True,
+    ) -> dict[str, Any]:
+        return _memory_brief(await on_engine(lambda e: e.set_pinned(id, pinned)))
+
+    @server.tool(title="Forget a memory", annotations=FORGET, description=(
+        "Forget a memory: it no longer shows in searches or context. The person can bring it back with "
+        "`desktop-memory restore ID`."))
+    @tool_errors
+    async def forget_memory(
+        id: Annotated[str, Field(description="the memory id (or a unique prefix of 4+ characters)")],
+    ) -> dict[str, Any]:
+        return _memory_brief(await on_engine(lambda e: e.set_forgotten(id, True)))
+
+    return server
+
+
+def serve_stdio(folder: Path) -> None:
+    """Serve MCP on stdin/stdout until the client closes the connection."""
+    access = EngineAccess(folder)
+    try:
+        build_server(access).run("stdio")
+    finally:
+        access.close()

@@ -1,0 +1,91 @@
+"""`setup-mcp`: snippets per client and merging them into the client's config without losing anything."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from desktop_memory.cli.main import main
+from desktop_memory.core.errors import InvalidInput
+from desktop_memory.mcp import setup
+
+
+@pytest.mark.parametrize("client", setup.CLIENTS)
+def test_snippet_starts_this_installation_over_stdio(client: str, tmp_path: Path):
+    text = setup.snippet(client, str(tmp_path / "mem"))
+    config = json.loads(text[text.index("{"):])
+    entry = config["mcpServers"]["desktop-memory"]
+    assert Path(entry["command"]).is_absolute() and Path(entry["command"]).exists()
+    assert entry["args"][-1] == "mcp" and entry["args"][-3:-1] == ["--data-dir", str(tmp_path / "mem")]
+    if client == "claude-code":
+        assert text.startswith("claude mcp add --scope user desktop-memory -- ") and entry["type"] == "stdio"
+
+
+def test_config_paths_follow_each_client(monkeypatch, tmp_path: Path):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    assert setup.config_path("cursor") == tmp_path / ".cursor" / "mcp.json"
+    assert setup.config_path("claude-code") == tmp_path / ".claude.json"
+    if sys.platform.startswith("linux"):
+        assert setup.config_path("claude-desktop") == tmp_path / ".config" / "Claude" / "claude_desktop_config.json"
+    with pytest.raises(InvalidInput):
+        setup.config_path("notepad")
+
+
+def test_merge_creates_a_missing_file(tmp_path: Path):
+    path = tmp_path / "new" / "mcp.json"
+    result = setup.merge("cursor", path)
+    assert result.changed and result.backup is None
+    assert json.loads(path.read_text())["mcpServers"]["desktop-memory"]["args"] == ["mcp"]
+
+
+def test_merge_keeps_everything_else_and_a_backup(tmp_path: Path):
+    path = tmp_path / "claude.json"
+    original = {
+        "numStartups": 12, "projects": {"/src/x": {"allowedTools": ["Bash"], "mcpServers": {}}},
+        "mcpServers": {"github": {"command": "gh-mcp", "args": [], "env": {"TOKEN_REF": "keychain"}},
+                       "desktop-memory": {"command": "/old/desktop-memory", "args": ["mcp"]}},
+        "tipsHistory": {"é": 1},
+    }
+    raw = json.dumps(original, indent=4, ensure_ascii=False)
+    path.write_text(raw, encoding="utf-8")
+    path.chmod(0o600)
+    result = setup.merge("claude-code", path)
+    assert result.changed and result.backup is not None
+    assert result.backup.read_text(encoding="utf-8") == raw  # byte for byte
+    merged = json.loads(path.read_text(encoding="utf-8"))
+    ours = merged["mcpServers"].pop("desktop-memory")
+    assert ours["type"] == "stdio" and ours["args"] == ["mcp"] and ours["command"] != "/old/desktop-memory"
+    del original["mcpServers"]["desktop-memory"]
+    assert merged == original
+    assert path.stat().st_mode & 0o777 == 0o600
+    again = setup.merge("claude-code", path)  # already there: nothing written, no second backup
+    assert not again.changed and len(list(tmp_path.glob("*.bak"))) == 1
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"mcpServers": []}'])
+def test_merge_refuses_a_file_it_cannot_understand_and_leaves_it_alone(tmp_path: Path, content: str):
+    path = tmp_path / "mcp.json"
+    path.write_text(content)
+    with pytest.raises(InvalidInput, match="by hand"):
+        setup.merge("cursor", path)
+    assert path.read_text() == content and not list(tmp_path.glob("*.bak"))
+
+
+def test_cli_prints_the_snippet_and_writes_with_write(tmp_path: Path, capsys, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert main(["setup-mcp", "--client", "cursor"]) == 0
+    printed = capsys.readouterr().out
+    assert '"desktop-memory"' in printed and str(tmp_path / ".cursor" / "mcp.json") in printed
+    assert not (tmp_path / ".cursor").exists()  # showing writes nothing
+    assert main(["setup-mcp", "--client", "cursor", "--write"]) == 0
+    assert "Added desktop-memory" in capsys.readouterr().out
+    assert "desktop-memory" in json.loads((tmp_path / ".cursor" / "mcp.json").read_text())["mcpServers"]
+    bad = tmp_path / "bad.json"
+    bad.write_text("{oops")
+    assert main(["setup-mcp", "--client", "claude-desktop", "--write", "--config", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "not valid JSON" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
