@@ -7,6 +7,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,8 @@ from .engine.vectors import VectorIndex
 log = logging.getLogger(__name__)
 
 CANDIDATES = 100
-FILTERED_SEMANTIC_CAP = 20_000
+EXACT_SEMANTIC_CAP = 300  # filters this selective: exact cosine over all that pass
+DEEP_SEMANTIC_CAP = 3_000  # otherwise an HNSW search this deep at most, filtered afterwards
 IMPORT_BATCH = 256
 DB_NAME = "memories.sqlite3"
 VECTORS_DIR = "vectors"
@@ -120,9 +122,11 @@ class MemoryService:
         self.ranking = ranking or RankingParams()
         self._vectors: VectorIndex | None = None
         self._recent: tuple[list[str], np.ndarray] | None = None
+        self._query_lane = ThreadPoolExecutor(1, thread_name_prefix="dm-query-vector")
 
     # -- lifecycle of the service -------------------------------------------------------------
     def close(self) -> None:
+        self._query_lane.shutdown(wait=True)
         self.store.close()
         self._lock.release()
 
@@ -421,17 +425,22 @@ class MemoryService:
     def _ranked(self, text: str, filters: Filters, limit: int) -> list[Hit]:
         depth = max(CANDIDATES, limit * 2)
         match = fts_match(text)
+        # the semantic side runs on a helper thread while SQLite ranks the keywords (onnxruntime,
+        # Chroma and SQLite all release the GIL); the store itself stays on this thread
+        vectors = self.vectors  # opened (and reconciled with the store) here, not on the helper
+
+        def by_meaning() -> tuple[np.ndarray, dict[str, float] | None]:
+            qvec = self.embedder.encode_query(text[:4000])
+            return qvec, None if filters.active else dict(vectors.query(qvec, depth + 10))
+
+        pending = self._query_lane.submit(by_meaning)
         keyword = dict(self.store.keyword_search(match, filters, depth)) if match else {}
-        qvec = self.embedder.encode_query(text[:4000])
-        allowed = None
-        if filters.active:
-            allowed = self.store.filtered_ids(filters, FILTERED_SEMANTIC_CAP)
-        # without a candidate list, filters are applied after the search: fetch deeper
-        deep = filters.active and allowed is None
-        semantic = dict(self.vectors.query(qvec, depth * 4 if deep else depth + 10, ids=allowed))
+        qvec, semantic = pending.result()
+        if semantic is None:
+            semantic = self._semantic_filtered(qvec, filters, depth + 10)
         missing = [i for i in keyword if i not in semantic]
-        if missing:
-            semantic.update(self.vectors.query(qvec, len(missing), ids=missing))
+        if missing:  # every keyword candidate gets its exact cosine too
+            semantic.update(self.vectors.similarities(qvec, missing))
         rows = self.store.get_many(set(keyword) | set(semantic))
         rows = {i: m for i, m in rows.items() if self._passes(m, filters)}
         hits = fuse(keyword, semantic, rows, now=time.time(), params=self.ranking, limit=limit * 2)
@@ -442,6 +451,17 @@ class MemoryService:
             extra = {i: m for i, m in self.store.get_many(wanted).items() if self._passes(m, filters)}
             hits = spread_to_neighbours(hits, neighbours, extra, self.ranking.neighbour_weight)[: limit * 2]
         return collapse_near_duplicates(hits, self.ranking.collapse_jaccard)[:limit]
+
+    def _semantic_filtered(self, qvec: np.ndarray, filters: Filters, depth: int) -> dict[str, float]:
+        """Nearest memories by meaning that pass the filters (exact when few pass, else HNSW + filter)."""
+        allowed = self.store.filtered_ids(filters, EXACT_SEMANTIC_CAP)
+        if allowed is not None:
+            return dict(self.vectors.similarities(qvec, allowed))
+        share = self.store.count_filtered(filters) / max(1, self.store.count())
+        deep = int(min(DEEP_SEMANTIC_CAP, depth / max(share, 1e-6)))
+        found = dict(self.vectors.query(qvec, deep))
+        keep = self.store.filter_ids(list(found), filters)
+        return {i: found[i] for i in keep}
 
     @staticmethod
     def _passes(m: Memory, f: Filters) -> bool:

