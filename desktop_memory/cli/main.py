@@ -14,6 +14,9 @@ from ..ipc.client import via_host
 from . import commands, mcp_commands
 
 PROG = "desktop-memory"
+# commands whose handlers use only what ipc.client.RemoteService offers: they go through a running app
+HOST_COMMANDS = frozenset({"add", "import", "export", "search", "context", "show", "edit", "pin", "unpin", "forget",
+                           "restore", "tag", "purge", "retention", "stats", "doctor"})
 
 
 def _filters(p: argparse.ArgumentParser) -> None:
@@ -125,6 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command in mcp_commands.HANDLERS:
             return mcp_commands.HANDLERS[args.command](args)
+        if args.command not in HOST_COMMANDS:
+            return commands.run(args)
         # through the running app's engine when it owns the data folder, else the engine itself
         return via_host(paths.data_dir(args.data_dir), lambda remote: commands.HANDLERS[args.command](remote, args),
                         lambda: commands.run(args))

@@ -28,8 +28,11 @@ def memory_to(m: Memory) -> dict[str, Any]:
     return dataclasses.asdict(m)
 
 
+_MEMORY_FIELDS = frozenset(f.name for f in dataclasses.fields(Memory))
+
+
 def memory_from(d: dict[str, Any]) -> Memory:
-    return Memory(**d)
+    return Memory(**{k: v for k, v in d.items() if k in _MEMORY_FIELDS})  # a newer host may send more
 
 
 def hit_to(h: Hit) -> dict[str, Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
 import os
 import stat
@@ -201,3 +203,15 @@ def test_a_long_data_folder_path_gets_a_short_private_socket(tmp_path: Path, mon
     assert len(where) <= address.MAX_UNIX_PATH and where.endswith(".sock")
     assert stat.S_IMODE(Path(where).parent.stat().st_mode) == 0o700
     assert address.socket_address(deep) == where != address.socket_address(deep / "z")
+
+
+def test_every_command_routed_through_the_app_only_uses_what_the_socket_offers():
+    from desktop_memory.cli import commands
+    from desktop_memory.cli.main import HOST_COMMANDS
+
+    used: set[str] = set()
+    for name in HOST_COMMANDS:
+        tree = ast.parse(inspect.getsource(commands.HANDLERS[name]))
+        used |= {n.attr for n in ast.walk(tree)
+                 if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "service"}
+    assert used and all(hasattr(RemoteService, attr) for attr in used), used - set(dir(RemoteService))
