@@ -646,47 +646,30 @@ def stage_search(service: MemoryService, queries: QueryMaker, n: int, warmup: in
 
 
 def stage_breakdown(service: MemoryService, queries: QueryMaker, n: int) -> dict[str, Any]:
-    """Time the parts of a search on their own: query embedding, FTS5 BM25 query, Chroma query.
-
-    Diagnostic: each query is also embedded with torch limited to one thread, interleaved with the
-    engine's setting so both see the same machine load; the engine's setting is restored after.
-    """
-    import torch
-
-    engine_threads = torch.get_num_threads()
-    embed1_t: list[float] = []
-    embed_t: list[float] = []
-    kw_t: list[float] = []
-    vec_t: list[float] = []
+    """Time the parts of a search on their own (serially, on this thread; the engine overlaps the
+    query embedding and the Chroma query with the FTS5 query on a helper thread)."""
+    parts: dict[str, list[float]] = {k: [] for k in ("embed_query", "keyword_fts5", "vector_chroma",
+                                                      "exact_cosines", "rows")}
     kw_hits: list[int] = []
     for _, q in queries.make(n):
         t0 = time.perf_counter()
-        qvec = service.embedder.encode([q])[0]
+        qvec = service.embedder.encode([q])[0]  # encode() has no cache
         t1 = time.perf_counter()
         match = fts_match(q)
-        found = service.store.keyword_search(match, Filters(), 100) if match else []
+        found = dict(service.store.keyword_search(match, Filters(), 100)) if match else {}
         t2 = time.perf_counter()
-        service.vectors.query(qvec, 110)
+        sem = dict(service.vectors.query(qvec, 110))
         t3 = time.perf_counter()
-        torch.set_num_threads(1)
-        try:
-            t4 = time.perf_counter()
-            service.embedder.encode([q])  # encode() has no cache
-            embed1_t.append(time.perf_counter() - t4)
-        finally:
-            torch.set_num_threads(engine_threads)
-        embed_t.append(t1 - t0)
-        kw_t.append(t2 - t1)
-        vec_t.append(t3 - t2)
+        service.vectors.similarities(qvec, [i for i in found if i not in sem])
+        t4 = time.perf_counter()
+        service.store.get_many(set(found) | set(sem))
+        t5 = time.perf_counter()
+        for key, dt_ in zip(parts, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4), strict=True):
+            parts[key].append(dt_)
         kw_hits.append(len(found))
-    return {
-        "embed_query": summary_ms(embed_t),
-        "engine_torch_threads": engine_threads,
-        "embed_query_torch_1_thread": summary_ms(embed1_t),
-        "keyword_fts5": summary_ms(kw_t),
-        "vector_chroma": summary_ms(vec_t),
-        "keyword_candidates_mean": round(statistics.fmean(kw_hits), 1) if kw_hits else 0,
-    }
+    out = {k: summary_ms(v) for k, v in parts.items()}
+    out["keyword_candidates_mean"] = round(statistics.fmean(kw_hits), 1) if kw_hits else 0
+    return out
 
 
 def stage_freshness(service: MemoryService, gen: TextGenerator, rng: random.Random, trials: int,
@@ -864,8 +847,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--cli-runs", type=int, default=3)
     ap.add_argument("--cli", help="the desktop-memory executable (default: next to this Python)")
     ap.add_argument("--profile", type=Path, help="also cProfile extra searches at each size into this folder")
-    ap.add_argument("--torch-threads", type=int,
-                    help="diagnostic only: override the engine's torch thread count after the model loads")
+    ap.add_argument("--threads", type=int, help="embedding threads (default: the engine's)")
+    ap.add_argument("--backend", choices=["onnx", "torch"], help="embedding runtime (default: the engine's)")
     args = ap.parse_args(argv)
     try:
         args.size_list = sorted({int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()})
@@ -968,19 +951,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     log(f"data folder {folder}; vocabulary {len(corpus.gen.vocab):,} word forms")
     t_load = time.perf_counter()
-    embedder = Embedder()
+    embedder = Embedder(backend=args.backend, threads=args.threads)
     service = MemoryService(folder, embedder=embedder)
     embedder.encode(["load the model"])
-    if args.torch_threads:
-        import torch
-
-        torch.set_num_threads(args.torch_threads)
-        result["args"]["torch_threads_override"] = args.torch_threads
     _ = service.vectors
-    import torch  # already imported by the embedder
-
     result["startup"] = {"open_and_load_model_s": round(time.perf_counter() - t_load, 2),
-                         "rss_mb_after_model": current_rss_mb(), "torch_threads": torch.get_num_threads()}
+                         "rss_mb_after_model": current_rss_mb(), "embedder": embedder.describe()}
     try:
         for size in args.size_list:
             st: dict[str, Any] = {"size": size}

@@ -201,3 +201,15 @@ def test_exact_similarities_and_an_empty_index(fake_service):
     vec = fake_service.embedder.encode_query("alpha beta gamma")
     sims = dict(fake_service.vectors.similarities(vec, [a.id, "unknown-id", a.id]))
     assert list(sims) == [a.id] and sims[a.id] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_a_pending_vector_write_cannot_outlive_a_purge_or_an_edit(fake_service):
+    a = fake_service.add("alpha kiwi mango").memory
+    fake_service.purge([a.id])
+    assert a.id not in fake_service.vectors.all_ids()
+    b = fake_service.add("bravo plum cherry").memory
+    fake_service.edit(b.id, content="charlie lemon lime")
+    stored = fake_service.vectors.vectors([b.id])[b.id]
+    assert float(stored @ FakeEmbedder().encode(["charlie lemon lime"])[0]) == pytest.approx(1.0, abs=1e-5)
+    assert fake_service.store.queue_length() == 0
+
