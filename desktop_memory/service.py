@@ -17,11 +17,13 @@ import numpy as np
 from .core.context import Context, build_context
 from .core.errors import DesktopMemoryError, InvalidInput, StorageError
 from .core.models import Hit, Memory, from_iso
-from .core.query import Filters, fts_match, parse
+from .core.query import Filters, entity_matches, fts_match, parse
 from .core.ranking import RankingParams, collapse_near_duplicates, fuse, spread_to_neighbours
 from .core.redact import redact
 from .core.text import check_content, content_hash, first_line
 from .engine.embed import Embedder
+from .engine.enrichment import Enricher, EnrichmentQueue, EnrichReport
+from .engine.enrichment import status as enrichment_status
 from .engine.lock import DataDirLock
 from .engine.settings import Settings
 from .engine.store import Store
@@ -122,10 +124,12 @@ class MemoryService:
         self.ranking = ranking or RankingParams()
         self._vectors: VectorIndex | None = None
         self._recent: tuple[list[str], np.ndarray] | None = None
+        self._enricher: Enricher | None = None
         self._query_lane = ThreadPoolExecutor(1, thread_name_prefix="dm-query-vector")
 
     # -- lifecycle of the service -------------------------------------------------------------
     def close(self) -> None:
+        self.stop_enrichment()
         self._query_lane.shutdown(wait=True)
         self.store.close()
         self._lock.release()
@@ -477,6 +481,8 @@ class MemoryService:
             return False
         if f.after and m.created_at < f.after.timestamp():
             return False
+        if f.entities and not all(entity_matches(m.entities, e) for e in f.entities):
+            return False
         return not (f.before and m.created_at >= f.before.timestamp())
 
     # -- context ------------------------------------------------------------------------------
@@ -627,6 +633,63 @@ class MemoryService:
             meta = f"*{d['created_at']} · {m.source}" + (f" · {m.source_app}" if m.source_app else "")
             meta += (" · pinned" if m.pinned else "") + (f" · #{' #'.join(m.tags)}" if m.tags else "") + "*"
             yield f"\n## {title}\n\n{meta}\n\n{m.content}\n"
+
+
+    # -- enrichment (the logic lives in engine/enrichment.py) ----------------------------------
+    @property
+    def enricher(self) -> Enricher:
+        """The enrichment thread's controller (the thread starts on first use)."""
+        if self._enricher is None:
+            self._enricher = Enricher(self.store.path, self.settings, open_db=self._second_connection)
+        return self._enricher
+
+    def _second_connection(self) -> Any:
+        """Another connection to the database, opened like the store's (same key), for the enrichment thread."""
+        return Store(self.store.path).db
+
+    def enrich(self, limit: int) -> EnrichReport:
+        """Enrich up to `limit` queued memories now, in arrival order, and wait for it."""
+        if limit < 1:
+            raise InvalidInput("the limit must be at least 1")
+        return self.enricher.enrich(limit)
+
+    def enrichment_status(self) -> dict[str, Any]:
+        return enrichment_status(self.store.db, self.settings, self._enricher)
+
+    def start_enrichment(self) -> None:
+        """Enrich new memories in the background, at low priority (for long-running hosts)."""
+        self.enricher.start(background=True)
+
+    def stop_enrichment(self) -> None:
+        if self._enricher is not None:
+            self._enricher.stop()
+
+    def set_enrichment_model(self, path: str | None) -> dict[str, Any]:
+        """Use another GGUF (None or "" for the bundled one); every memory is enriched again."""
+        from .engine.llm import check_model
+
+        info = check_model(path or None)
+        self.enricher.try_model(info)  # a truncated or unsupported file fails here, not later
+        self.settings.llm_model_path = str(info.path) if path else ""
+        self.settings.save(self.folder)
+        if self._enricher is not None:
+            self._enricher.reset_model()
+        queue = EnrichmentQueue(self.store.db)
+        enriched = self.store.scalar("SELECT count(*) FROM memories WHERE enriched_at IS NOT NULL")
+        requeued = queue.requeue_all() if queue.model_id() != info.model_id and enriched else 0
+        queue.set_model_id(info.model_id)
+        return {"model": info.name, "path": str(info.path), "bytes": info.size, "requeued": requeued}
+
+    def verify_enrichment_model(self) -> dict[str, Any]:
+        """Load the configured model and enrich a sample sentence with it."""
+        return self.enricher.verify_model()
+
+    def requeue_enrichment(self) -> int:
+        """Queue every memory for enrichment again; returns how many."""
+        return EnrichmentQueue(self.store.db).requeue_all()
+
+    def retry_failed_enrichment(self) -> int:
+        return EnrichmentQueue(self.store.db).retry_failed()
 
 
 def open_service(folder: Path, **kwargs: Any) -> MemoryService:

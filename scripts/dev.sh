@@ -16,6 +16,10 @@ setup() {
         return 0
     fi
     echo "setting up $VENV (first run takes a few minutes)" >&2
+    # llama-cpp-python compiles llama.cpp: a C++ compiler and cmake (apt only when missing)
+    if ! command -v g++ >/dev/null || ! command -v cmake >/dev/null; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends g++ cmake
+    fi
     [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
     # The CPU build of torch first: anything else lets pip fetch GBs of CUDA packages.

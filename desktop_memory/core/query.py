@@ -2,8 +2,8 @@
 
 Any text is a valid query: FTS5 operators, quotes, `?`, `*`, unicode and huge pastes are
 reduced to plain word tokens, each quoted, joined with OR. Filter words (`source:clipboard`,
-`app:firefox`, `after:2026-01-01`, `before:...`, `#tag`, `is:pinned`, `is:forgotten`) are taken
-out of the text and become filters.
+`app:firefox`, `after:2026-01-01`, `before:...`, `#tag`, `is:pinned`, `is:forgotten`, `entity:priya`,
+`entity:person:priya`, `entity:place:`) are taken out of the text and become filters.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 MAX_TERMS = 48
 _WORD = re.compile(r"\w+", re.UNICODE)
-_FILTER = re.compile(r"(?<!\S)(source|app|after|before|is|tag):(\S+)|(?<!\S)#([\w\-/.]+)", re.UNICODE)
+_FILTER = re.compile(r"(?<!\S)(source|app|after|before|is|tag|entity):(\S+)|(?<!\S)#([\w\-/.]+)", re.UNICODE)
 
 STOP_WORDS = frozenset(
     [
@@ -174,6 +174,39 @@ STOP_WORDS = frozenset(
 )
 
 
+ENTITY_TYPES = ("person", "organisation", "product", "place", "datetime", "url", "email", "path", "code", "amount")
+
+
+@dataclass(frozen=True)
+class EntityFilter:
+    """An enrichment entity the memory must have: its text contains `text` (any case), of `type` if set."""
+
+    text: str = ""
+    type: str = ""
+
+    @classmethod
+    def parse(cls, value: str) -> EntityFilter | None:
+        """`priya`, `person:priya` or `person:` (any person); underscores stand for spaces."""
+        kind, sep, rest = value.partition(":")
+        if sep and kind.lower() in ENTITY_TYPES:
+            found = cls(rest.replace("_", " ").strip().lower(), kind.lower())
+        else:
+            found = cls(value.replace("_", " ").strip().lower())
+        return found if found.text or found.type else None
+
+
+def entity_matches(entities: list[dict], wanted: EntityFilter) -> bool:
+    """Whether a memory's entity list (dicts with `text` and `type`) satisfies the filter."""
+    for e in entities:
+        if not isinstance(e, dict):
+            continue
+        if wanted.type and e.get("type") != wanted.type:
+            continue
+        if wanted.text in str(e.get("text", "")).lower():
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class Filters:
     """Restrictions on which memories a search may return."""
@@ -185,6 +218,7 @@ class Filters:
     before: dt.datetime | None = None
     pinned_only: bool = False
     include_forgotten: bool = False
+    entities: tuple[EntityFilter, ...] = ()
 
     def merged(self, other: Filters) -> Filters:
         """Combine two filter sets (the other's settings add to or override ours)."""
@@ -197,11 +231,13 @@ class Filters:
             before=other.before or self.before,
             pinned_only=self.pinned_only or other.pinned_only,
             include_forgotten=self.include_forgotten or other.include_forgotten,
+            entities=self.entities + other.entities,
         )
 
     @property
     def active(self) -> bool:
-        return bool(self.sources or self.apps or self.tags or self.after or self.before or self.pinned_only)
+        return bool(self.sources or self.apps or self.tags or self.after or self.before or self.pinned_only
+                    or self.entities)
 
 
 @dataclass(frozen=True)
@@ -231,6 +267,7 @@ def parse(text: str) -> ParsedQuery:
     tags: list[str] = []
     after = before = None
     pinned = forgotten = False
+    entities: list[EntityFilter] = []
     kept: list[str] = []
     last = 0
     for m in _FILTER.finditer(text):
@@ -252,13 +289,15 @@ def parse(text: str) -> ParsedQuery:
             pinned = True
         elif key == "is" and value.lower() == "forgotten":
             forgotten = True
+        elif key == "entity" and (ef := EntityFilter.parse(value)):
+            entities.append(ef)
         else:
             used = False
         if used:
             kept.append(text[last : m.start()])
             last = m.end()
     kept.append(text[last:])
-    filters = Filters(tuple(sources), tuple(apps), tuple(tags), after, before, pinned, forgotten)
+    filters = Filters(tuple(sources), tuple(apps), tuple(tags), after, before, pinned, forgotten, tuple(entities))
     return ParsedQuery(" ".join("".join(kept).split()), filters)
 
 

@@ -23,6 +23,13 @@ class Settings:
     context_format: str = "text"
     near_duplicate_cosine: float = 0.95
     near_duplicate_window: int = 512
+    # enrichment (engine/enrichment.py): "" means the bundled SmolLM2-135M GGUF
+    llm_model_path: str = ""
+    llm_context: int = 2048
+    llm_threads: int = 0  # 0: half the cores
+    llm_idle_unload_s: int = 120
+    enrich_summary_chars: int = 280  # shorter texts are their own summary
+    enrich_max_attempts: int = 3
 
     @classmethod
     def load(cls, folder: Path) -> Settings:

@@ -196,6 +196,11 @@ class Store:
         if filters.before:
             clauses.append(f"{alias}.created_at < ?")
             params.append(filters.before.timestamp())
+        for ent in filters.entities:  # enrichment entities (issue 3): text contains, optionally of a type
+            clauses.append(f"EXISTS (SELECT 1 FROM json_each({alias}.entities) WHERE "
+                           "instr(lower(json_extract(value, '$.text')), ?) > 0"
+                           + (" AND json_extract(value, '$.type') = ?)" if ent.type else ")"))
+            params += [ent.text, ent.type] if ent.type else [ent.text]
         return (" AND ".join(clauses) or "1"), params
 
     def keyword_search(self, match: str, filters: Filters, limit: int) -> list[tuple[str, float]]:
