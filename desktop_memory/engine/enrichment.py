@@ -15,8 +15,9 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -147,6 +148,23 @@ def enrich_text(
 
 
 # -- the queue --------------------------------------------------------------------------------
+@contextmanager
+def write_transaction(db: apsw.Connection) -> Iterator[None]:
+    """BEGIN IMMEDIATE: the write lock first, so that reading then writing never fails with
+    SQLITE_BUSY_SNAPSHOT when the other connection (engine or enrichment thread) commits in between."""
+    if db.in_transaction:
+        with db:
+            yield
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
 @dataclass(frozen=True)
 class Job:
     seq: int
@@ -172,14 +190,14 @@ class EnrichmentQueue:
 
     def requeue_all(self) -> int:
         """Queue every memory again (the model changed); failed jobs get a fresh start."""
-        with self.db:
+        with write_transaction(self.db):
             self.db.execute("DELETE FROM enrichment_queue")
             self.db.execute("INSERT INTO enrichment_queue(memory_id) SELECT id FROM memories ORDER BY rowid")
             self.db.execute("UPDATE memories SET enrichment_state = 'pending'")
             return int(self.db.execute("SELECT count(*) FROM enrichment_queue").fetchone()[0])
 
     def retry_failed(self) -> int:
-        with self.db:
+        with write_transaction(self.db):
             self.db.execute("UPDATE enrichment_queue SET state = 'queued', attempts = 0, not_before = 0 "
                             "WHERE state = 'failed'")
             return self.db.changes()
@@ -189,7 +207,7 @@ class EnrichmentQueue:
         return row[0] if row else None
 
     def set_model_id(self, model_id: str) -> None:
-        with self.db:
+        with write_transaction(self.db):
             self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('enrichment_model', ?)", (model_id,))
 
     def rate_per_minute(self, window_s: float = 3600) -> float | None:
@@ -203,7 +221,7 @@ class EnrichmentQueue:
 
     def finish(self, job: Job, result: Enrichment, content_hash: str, state: str) -> bool:
         """Store a result unless the memory changed meanwhile; the job leaves the queue either way."""
-        with self.db:
+        with write_transaction(self.db):
             row = self.db.execute("SELECT title, enriched_title, importance, enriched_importance FROM memories "
                                   "WHERE id = ? AND content_hash = ?", (job.memory_id, content_hash)).fetchone()
             if row is not None:
@@ -228,7 +246,7 @@ class EnrichmentQueue:
         """Count a failed attempt; returns True when the job is now marked failed for good."""
         attempts = job.attempts + 1
         final = attempts >= max_attempts
-        with self.db:
+        with write_transaction(self.db):
             self.db.execute(
                 "UPDATE enrichment_queue SET attempts = ?, last_error = ?, state = ?, not_before = ? WHERE seq = ?",
                 (attempts, error[:300], "failed" if final else "queued",
@@ -497,7 +515,7 @@ class Enricher:
         row = self.db.execute("SELECT content, pinned, access_count, content_hash FROM memories WHERE id = ?",
                               (job.memory_id,)).fetchone()
         if row is None:
-            with self.db:
+            with write_transaction(self.db):
                 self.db.execute("DELETE FROM enrichment_queue WHERE seq = ?", (job.seq,))
             return
         content, pinned, repeats, chash = row
@@ -526,7 +544,7 @@ class Enricher:
         try:
             result = enrich_text(content, pinned=pinned, repeats=repeats,
                                  summary_chars=self.settings.enrich_summary_chars)
-            with self.db:
+            with write_transaction(self.db):
                 self.db.execute("UPDATE memories SET entities = ?, enriched_at = ?, enriched_by = ? "
                                 "WHERE id = ? AND content_hash = ?",
                                 (_json(result.entities), time.time(), DETERMINISTIC, job.memory_id, chash))

@@ -107,8 +107,21 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        with self.db:
-            yield
+        """A write transaction. The outermost one takes the write lock at once (BEGIN IMMEDIATE): the
+        enrichment thread writes through a second connection, and a deferred transaction that reads and
+        then writes would fail with SQLITE_BUSY_SNAPSHOT if that connection committed in between."""
+        if self.db.in_transaction:
+            with self.db:
+                yield
+            return
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            with self.db:
+                yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
 
     def close(self) -> None:
         self.db.close()

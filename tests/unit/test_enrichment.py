@@ -248,3 +248,25 @@ def test_enrich_text_without_a_model_and_lead_summary():
     assert result.by == "patterns" and result.summary == lead_summary(LONG)
     assert len(result.summary) <= 241 and result.title == ""
     assert lead_summary("One. Two three. Four.") == "One. Two three."
+
+
+def test_capture_and_background_enrichment_write_at_the_same_time(service):
+    """Two connections writing: neither side may fail with SQLITE_BUSY(_SNAPSHOT)."""
+    use_model(service)
+    service.start_enrichment()
+    added = []
+    for i in range(120):
+        word = ["alpha", "beta", "gamma", "delta"][i % 4]
+        added.append(service.add(f"parallel note {i} {word} {i * 7919}").memory.id)
+        if i % 10 == 0:
+            service.enricher.wake()
+            service.search(f"note {i}", limit=3)
+    deadline = 400
+    while service.enrichment_status()["queued"] and deadline:
+        deadline -= 1
+        threading.Event().wait(0.05)
+    service.stop_enrichment()
+    assert service.enrichment_status()["queued"] == 0 and service.enrichment_status()["failed"] == 0
+    assert service.enricher.crashed == ""
+    states = {service.get(i).enrichment_state for i in set(added)}
+    assert states == {"done"}
