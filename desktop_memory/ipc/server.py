@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import socket
 import threading
 from collections.abc import Callable
 from multiprocessing import AuthenticationError
@@ -106,10 +107,18 @@ class IpcServer:
             self._listener.close()  # also unlinks a Unix socket
         with self._conns_lock:
             conns = list(self._conns)
-        for conn in conns:
-            conn.close()
+        for conn in conns:  # wake each client thread; it closes its own connection
+            self._hang_up(conn)
         if self._token is not None:
             address.discard_token(self.data_dir, self._token)
+
+    @staticmethod
+    def _hang_up(conn: Connection) -> None:
+        """Shut the connection's socket down (closing it under a reading thread is not safe)."""
+        with contextlib.suppress(OSError, ValueError):
+            if address.family() == "AF_UNIX":
+                with socket.socket(fileno=os.dup(conn.fileno())) as sock:
+                    sock.shutdown(socket.SHUT_RDWR)
 
     def __enter__(self) -> IpcServer:
         self.start()

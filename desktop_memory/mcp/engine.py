@@ -78,7 +78,10 @@ class EngineAccess:
             try:
                 job = self._jobs.get(timeout=self.idle_close_s if self._engine is not None else None)
             except queue.Empty:
-                self._close_engine()
+                try:
+                    self._close_engine()
+                except Exception:  # noqa: BLE001 - worker barrier: the next call opens afresh
+                    log.warning("could not close the engine cleanly", exc_info=log.isEnabledFor(logging.DEBUG))
                 continue
             if job is None:
                 self._close_engine()
@@ -123,10 +126,13 @@ class EngineAccess:
         return self._embedder
 
     def _close_engine(self) -> None:
-        engine, self._engine = self._engine, None
+        engine = self._engine
         if engine is None:
             return
-        engine.close()
-        if isinstance(engine, MemoryService):
-            release_vector_index()
-            log.debug("MCP closed the engine (idle)")
+        try:
+            engine.close()
+            if isinstance(engine, MemoryService):
+                release_vector_index()
+                log.debug("MCP closed the engine")
+        finally:
+            self._engine = None
