@@ -21,6 +21,7 @@ from .core.query import Filters, entity_matches, fts_match, parse
 from .core.ranking import RankingParams, collapse_near_duplicates, fuse, spread_to_neighbours
 from .core.redact import redact
 from .core.text import check_content, content_hash, first_line
+from .engine import encryption
 from .engine.embed import Embedder
 from .engine.enrichment import Enricher, EnrichmentQueue, EnrichReport
 from .engine.enrichment import status as enrichment_status
@@ -116,7 +117,7 @@ class MemoryService:
         self._lock = DataDirLock(folder, wait_s=lock_wait_s)
         try:
             self.settings = settings or Settings.load(folder)
-            self.store = Store(folder / DB_NAME)
+            self.store = Store(folder / DB_NAME, key=encryption.prepare(folder, folder / DB_NAME))
         except BaseException:
             self._lock.release()
             raise
@@ -133,6 +134,12 @@ class MemoryService:
         self._query_lane.shutdown(wait=True)
         self.store.close()
         self._lock.release()
+
+    def reopen_store(self) -> None:
+        """Open the database again after its file was replaced (restore, encryption on/off)."""
+        self.store.close()
+        self.store = Store(self.folder / DB_NAME, key=encryption.prepare(self.folder, self.folder / DB_NAME))
+        self._recent = None
 
     def __enter__(self) -> MemoryService:
         return self
@@ -601,6 +608,7 @@ class MemoryService:
     def doctor(self) -> dict[str, Any]:
         """Check every store and repair what can be repaired (the vector index)."""
         checks: dict[str, Any] = {"data_dir": str(self.folder), "schema_version": self.store.schema_version}
+        checks["encryption"] = encryption.describe(self.folder, self.store.path)
         checks["sqlite_integrity"] = self.store.scalar("PRAGMA quick_check") == "ok"
         checks["fts_integrity"] = self.store.fts_integrity()
         checks["fts_rows_match"] = self.store.fts_count() == self.store.count(include_forgotten=True)
@@ -645,7 +653,7 @@ class MemoryService:
 
     def _second_connection(self) -> Any:
         """Another connection to the database, opened like the store's (same key), for the enrichment thread."""
-        return Store(self.store.path).db
+        return Store(self.store.path, key=encryption.current_key(self.folder, self.store.path)).db
 
     def enrich(self, limit: int) -> EnrichReport:
         """Enrich up to `limit` queued memories now, in arrival order, and wait for it."""

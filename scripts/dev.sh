@@ -20,11 +20,21 @@ setup() {
     if ! command -v g++ >/dev/null || ! command -v cmake >/dev/null; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends g++ cmake
     fi
+    # tests/integration/test_no_network.py records every connect() the engine makes with strace
+    if ! command -v strace >/dev/null; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends strace
+    fi
     [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
     # The CPU build of torch first: anything else lets pip fetch GBs of CUDA packages.
     "$VENV/bin/python" -m pip install --quiet "torch==2.13.0"
     "$VENV/bin/python" -m pip install --quiet -e ".[test]"
+    # apsw-sqlite3mc replaces plain apsw (both install the `apsw` module): drop an old venv's apsw, then
+    # put back the files the two shared
+    if "$VENV/bin/python" -m pip show apsw >/dev/null 2>&1; then
+        "$VENV/bin/python" -m pip uninstall --quiet -y apsw
+        "$VENV/bin/python" -m pip install --quiet --force-reinstall --no-deps "apsw-sqlite3mc>=3.50"
+    fi
     echo "$want" > "$stamp"
 }
 

@@ -9,6 +9,9 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["ANONYMIZED_TELEMETRY"] = "False"
+# The suite runs on plain data folders, also where no OS keyring exists (an explicit, documented choice);
+# tests/integration/test_encryption*.py and test_backup*.py run encrypted against a real Secret Service.
+os.environ["DESKTOP_MEMORY_ENCRYPTION"] = "off"
 
 
 @pytest.fixture

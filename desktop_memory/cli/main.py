@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from .. import __version__, paths
 from ..core.errors import DesktopMemoryError
 from ..ipc.client import via_host
-from . import commands, enrich_commands, mcp_commands
+from . import commands, enrich_commands, mcp_commands, privacy_commands
 
 PROG = "desktop-memory"
 # commands whose handlers use only what ipc.client.RemoteService offers: they go through a running app
@@ -112,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     mcp_commands.add_parsers(sub)
     enrich_commands.add_parsers(sub)
+    privacy_commands.add_parsers(sub)
     return parser
 
 

@@ -23,3 +23,15 @@ class DataDirLocked(StorageError):
 
 class ModelUnavailable(DesktopMemoryError):
     """A model file or package is missing or cannot be loaded."""
+
+
+class KeyringUnavailable(DesktopMemoryError):
+    """No usable OS keyring (none installed, locked, or not answering); nothing falls back to a file."""
+
+
+class WrongKey(StorageError):
+    """The encryption key is missing from the keyring or does not open the database; no data was touched."""
+
+
+class BackupInvalid(InvalidInput):
+    """A backup file is damaged, needs another passphrase, or comes from a newer desktop-memory."""

@@ -17,6 +17,7 @@ from ..core.errors import NotFound, StorageError
 from ..core.models import Memory
 from ..core.query import Filters
 from ..core.text import first_line
+from . import encryption
 
 SESSION_GAP_S = 10 * 60
 COLUMNS = [
@@ -69,10 +70,11 @@ def _row_to_memory(row: Sequence[Any]) -> Memory:
 class Store:
     """One connection to the memories database; used from one thread at a time."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, key: str | None = None) -> None:
+        """Open (creating) the database; `key` is its encryption key (engine/encryption.py), None if plain."""
         self.path = path
         try:
-            self.db = apsw.Connection(str(path))
+            self.db = encryption.connect(path, hexkey=key)
             self.db.set_busy_timeout(5000)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
