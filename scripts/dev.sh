@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything desktop-memory needs in ./.venv, then run the app's quick start or the tests.
-#   bash scripts/dev.sh run     # set up, then a CLI quick start: add, search, context
-#   bash scripts/dev.sh test    # set up, then every test
+#   bash scripts/dev.sh run     # set up, then start the tray app (no display: a CLI quick start instead)
+#   bash scripts/dev.sh test    # set up, then every test inside scripts/with-desktop.sh
 #   bash scripts/dev.sh setup   # set up only
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,7 +9,30 @@ ROOT=$(pwd)
 VENV="$ROOT/.venv"
 PY=${PYTHON:-python3}
 
+# Debian packages for the desktop tier: Qt's xcb plugin, Xvfb, a tray host, a keyring, clipboard tools.
+DESKTOP_APT=(libegl1 libgl1 libglib2.0-0 libfontconfig1 libxkbcommon0 libdbus-1-3 fonts-dejavu-core libx11-xcb1
+    libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0
+    libxcb-render-util0 libxcb-shape0 libxcb-xfixes0 libxcb-xkb1 xvfb xauth xdotool xclip trayer
+    gnome-keyring dbus)
+
+desktop_packages() {
+    command -v dpkg-query >/dev/null || return 0  # not Debian: install the equivalents by hand
+    local missing=() p
+    for p in "${DESKTOP_APT[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "missing Debian packages (install them as root): ${missing[*]}" >&2
+        return 1
+    fi
+    echo "installing Debian packages: ${missing[*]}" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
 setup() {
+    desktop_packages
     local stamp="$VENV/.setup-stamp" want
     want=$(cat pyproject.toml scripts/dev.sh | sha256sum | cut -c1-16)
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
@@ -55,11 +78,18 @@ quickstart() {
 setup
 case "${1:-run}" in
     setup) ;;
-    run) quickstart ;;
+    run)
+        if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+            exec "$VENV/bin/desktop-memory" app
+        fi
+        echo "no display found: the tray app needs a desktop session; running the command-line quick start instead" >&2
+        quickstart
+        ;;
     test)
         shift || true
         "$VENV/bin/python" -m ruff check desktop_memory tests bench
-        "$VENV/bin/python" -m pytest "$@"
+        # every test, inside a throw-away desktop session (Xvfb, tray host, D-Bus, keyring)
+        bash scripts/with-desktop.sh "$VENV/bin/python" -m pytest "$@"
         ;;
     *) echo "usage: $0 [setup|run|test]" >&2; exit 2 ;;
 esac

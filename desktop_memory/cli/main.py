@@ -110,6 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("doctor", help="check the data folder and repair the vector index")
     p.add_argument("--json", action="store_true")
+    sub.add_parser("app", help="start the tray app and its search window (the default with no command)")
+    sub.add_parser("toggle", help="show or hide the running app's search window (bind it to a hotkey)")
     mcp_commands.add_parsers(sub)
     enrich_commands.add_parsers(sub)
     privacy_commands.add_parsers(sub)
@@ -124,10 +126,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.debug:
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    if args.command is None:
-        parser.print_help()
-        return 0
     try:
+        if args.command in (None, "app", "toggle"):
+            from ..qt import launch  # Qt is imported only for the desktop app
+
+            return launch.main(args.command, paths.data_dir(args.data_dir))
         if args.command in mcp_commands.HANDLERS:
             return mcp_commands.HANDLERS[args.command](args)
         if args.command not in HOST_COMMANDS:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from ..core.context import DEFAULT_BUDGET
@@ -30,6 +30,13 @@ class Settings:
     llm_idle_unload_s: int = 120
     enrich_summary_chars: int = 280  # shorter texts are their own summary
     enrich_max_attempts: int = 3
+    # the tray app (desktop_memory/qt): capture rules are regular expressions / app names to ignore
+    capture_enabled: bool = True
+    capture_ignore_patterns: list[str] = field(default_factory=list)
+    capture_ignore_apps: list[str] = field(default_factory=list)
+    hotkey_search: str = "Ctrl+Alt+M"
+    hotkey_capture: str = "Ctrl+Alt+C"
+    start_at_login: bool = False
 
     @classmethod
     def load(cls, folder: Path) -> Settings:

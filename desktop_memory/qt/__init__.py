@@ -1,0 +1,1 @@
+"""The desktop front end: the only package that imports PySide6 (tray app, search and settings windows)."""

@@ -1,0 +1,241 @@
+"""The tray app: hosts the engine (on its own thread), the tray icon, the windows and the local sockets."""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QTimer, QUrl, Signal
+from PySide6.QtGui import QClipboard, QDesktopServices, QGuiApplication
+from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
+
+from ..engine.settings import Settings
+from ..service import MemoryService
+from . import capture_now, single_instance
+from .bridge import EngineBridge
+from .search_window import SearchWindow
+from .settings_window import SettingsWindow
+from .tray import Tray, icon
+
+log = logging.getLogger(__name__)
+PROG = "desktop-memory"
+RECENT = 8
+QUEUE_POLL_MS = 3000
+
+
+def has_display() -> bool:
+    """Whether a GUI can start here (an X11/Wayland display, another OS, or an explicit Qt platform)."""
+    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+class DesktopApp(QObject):
+    """Wires the engine bridge, the tray, the windows and the sockets together; holds no business logic."""
+
+    engine_ready = Signal()
+    failed = Signal(str)
+
+    def __init__(self, data_dir: Path, *, opener: Callable[[Path], MemoryService] | None = None) -> None:
+        super().__init__()
+        self.data_dir = data_dir
+        self.exit_code = 0
+        self.paused_until: float | None = None  # math.inf: until resumed
+        self.enrich_pending = 0
+        self.ipc = None
+        settings = Settings.load(data_dir)
+        make = opener or MemoryService
+        self.bridge = EngineBridge(lambda: make(data_dir))
+        self.search = SearchWindow(self.bridge, settings, settings.hotkey_search)
+        self.settings_window = SettingsWindow(self.bridge, data_dir)
+        self.tray = Tray(self)
+        self.instance = single_instance.InstanceServer(single_instance.server_name(data_dir), self)
+        self._resume = QTimer(self, singleShot=True, timeout=self.resume_capture)
+        self._queue_poll = QTimer(self, interval=QUEUE_POLL_MS, timeout=self._poll_queue)
+        self._tray_watch = QTimer(self, interval=1000, timeout=self._check_tray)
+
+        self.bridge.opened.connect(self._opened)
+        self.bridge.open_failed.connect(self._open_failed)
+        self.bridge.job_failed.connect(self.notify)
+        self.bridge.busy_changed.connect(lambda _: self._update_tray())
+        self.search.notice.connect(self.notify)
+        self.settings_window.notice.connect(self.notify)
+        self.settings_window.saved.connect(lambda s: self.search.apply_settings(s, s.hotkey_search))
+        self.instance.command_received.connect(self._command)
+        t = self.tray
+        t.search_requested.connect(self.search.toggle)
+        t.capture_requested.connect(self.capture_clipboard)
+        t.pause_requested.connect(self.pause_capture)
+        t.resume_requested.connect(self.resume_capture)
+        t.recent_wanted.connect(self.refresh_recent)
+        t.recent_chosen.connect(lambda mid: self.search.show_and_focus(select_id=mid))
+        t.settings_requested.connect(self.open_settings)
+        t.folder_requested.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.data_dir))))
+        t.quit_requested.connect(self.quit)
+
+    # -- start and stop -----------------------------------------------------------------------
+    def start(self) -> bool:
+        if not self.instance.listen():
+            print(f"{PROG}: cannot listen on the local socket: {self.instance.error()}", file=sys.stderr)
+            return False
+        self.bridge.start()
+        available = self.tray.show()
+        log.info("tray icon shown (system tray available: %s)", available)
+        if not available:
+            self.search.show_and_focus()  # no tray to click (yet): show the window instead
+            self._tray_watch.start()
+        return True
+
+    def _check_tray(self) -> None:
+        """A tray host that starts after the app gets the icon (Qt docks it); say so once."""
+        if QSystemTrayIcon.isSystemTrayAvailable():
+            self._tray_watch.stop()
+            log.info("tray icon shown (system tray available: True)")
+
+    def _opened(self) -> None:
+        log.info("engine ready: %s", self.data_dir)
+        self.bridge.submit(lambda s: s.settings, self._settings_loaded)
+        self.bridge.submit(lambda s: s.search("warm up", limit=1, record_access=False),  # load the model now
+                           lambda _: log.info("embedding model loaded"))
+        self._host_ipc()
+        self._start_enrichment()
+        self.refresh_recent()
+        self.engine_ready.emit()
+
+    def _host_ipc(self) -> None:
+        """Serve the engine to the CLI and MCP over the data folder's socket."""
+        from ..ipc.server import IpcServer
+
+        service = self.bridge.service
+        assert service is not None
+        self.ipc = IpcServer(service, self.data_dir, run=lambda fn: self.bridge.call(lambda _s: fn()))
+        self.ipc.start()
+        log.info("serving the engine on the local socket")
+
+    def _start_enrichment(self) -> None:
+        """Background enrichment (llama.cpp on its own thread, owned by the engine) while the app runs."""
+        self.bridge.submit(lambda s: s.start_enrichment())
+        self._queue_poll.start()
+
+    def _poll_queue(self) -> None:
+        def pending(s: MemoryService) -> int:
+            return int(s.enrichment_status().get("queued", 0))
+
+        def got(n: int) -> None:
+            self.enrich_pending = n
+            self._update_tray()
+
+        self.bridge.submit(pending, got, lambda _m: None, lane="queue-poll")
+
+    def _open_failed(self, message: str) -> None:
+        print(f"{PROG}: {message}", file=sys.stderr)
+        log.info("engine failed to open")
+        self.exit_code = 1
+        self.failed.emit(message)
+        box = QMessageBox(QMessageBox.Icon.Critical, PROG, message)
+        box.finished.connect(lambda _: self.quit())
+        box.open()
+
+    def _settings_loaded(self, settings: Settings) -> None:
+        self.search.apply_settings(settings, settings.hotkey_search)
+        self.settings_window.load(settings)
+
+    def quit(self) -> None:
+        log.info("quitting")
+        self._queue_poll.stop()
+        self._tray_watch.stop()
+        self.instance.close()
+        if self.ipc is not None:
+            self.ipc.close()
+        if self.bridge.is_open:
+            self.bridge.submit(lambda s: s.stop_enrichment())
+        self.bridge.stop()
+        self.tray.hide()
+        QApplication.instance().exit(self.exit_code)
+
+    # -- commands from other starts -----------------------------------------------------------
+    def _command(self, command: str) -> None:
+        log.info("command from another start: %s", command)
+        if command == "show":
+            self.search.show_and_focus()
+        elif command == "toggle":
+            self.search.toggle()
+        elif command == "capture":
+            self.capture_clipboard()
+
+    # -- tray actions -------------------------------------------------------------------------
+    def notify(self, message: str) -> None:
+        log.info("notice shown")
+        self.tray.notify(message)
+
+    def capture_clipboard(self) -> None:
+        snap = capture_now.snapshot(QGuiApplication.clipboard().mimeData(QClipboard.Mode.Clipboard))
+        self.bridge.submit(lambda s: capture_now.capture(s, snap), self._captured)
+
+    def _captured(self, message: str) -> None:
+        log.info("capture finished: %s", message.split(" (")[0])
+        self.notify(message)
+        self.refresh_recent()
+
+    def pause_capture(self, minutes: int) -> None:
+        self.paused_until = time.time() + minutes * 60 if minutes else math.inf
+        if minutes:
+            self._resume.start(minutes * 60_000)
+        log.info("capture paused")
+        self._update_tray()
+
+    def resume_capture(self) -> None:
+        self.paused_until = None
+        self._resume.stop()
+        log.info("capture resumed")
+        self._update_tray()
+
+    @property
+    def capture_paused(self) -> bool:
+        return self.paused_until is not None and time.time() < self.paused_until
+
+    def _update_tray(self) -> None:
+        working = self.bridge.busy or self.enrich_pending > 0
+        self.tray.set_state(paused=self.capture_paused, working=working)
+
+    def refresh_recent(self) -> None:
+        if self.bridge.is_open:
+            self.bridge.submit(lambda s: [h.memory for h in s.search("", limit=RECENT, record_access=False)],
+                               self.tray.set_recent, lambda _m: None, lane="recent")
+
+    def open_settings(self) -> None:
+        self.bridge.submit(lambda s: s.settings, self.settings_window.show_settings)
+
+
+def run_app(data_dir: Path, argv: list[str] | None = None) -> int:
+    """Start the tray app (or show the running one's search window); returns the exit code."""
+    if not has_display():
+        print(f"{PROG}: no display found (DISPLAY and WAYLAND_DISPLAY are unset): the tray app needs a desktop "
+              "session; the command line works without one (desktop-memory --help)", file=sys.stderr)
+        return 1
+    logging.getLogger("desktop_memory.qt").setLevel(logging.INFO)
+    app = QApplication.instance() or QApplication(argv or [sys.argv[0] or PROG])
+    assert isinstance(app, QApplication)
+    app.setApplicationName(PROG)
+    app.setApplicationDisplayName(PROG)
+    app.setDesktopFileName(PROG)
+    app.setQuitOnLastWindowClosed(False)
+    app.setWindowIcon(icon("ready"))
+    if single_instance.send_command(single_instance.server_name(data_dir), "show"):
+        print(f"{PROG}: already running: showed its search window", file=sys.stderr)
+        return 0
+    desktop = DesktopApp(data_dir)
+    if not desktop.start():
+        return 1
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: QTimer.singleShot(0, desktop.quit))
+    wake = QTimer(interval=250, timeout=lambda: None)  # lets Python run its signal handlers
+    wake.start()
+    log.info("app started (pid %d)", os.getpid())
+    return app.exec()

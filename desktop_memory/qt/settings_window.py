@@ -1,0 +1,296 @@
+"""The settings window: edits the data folder's settings.json (atomically) and applies it at once."""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import json
+import logging
+import os
+import re
+from pathlib import Path
+from typing import IO
+
+from PySide6.QtCore import QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QKeySequence
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QKeySequenceEdit,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..core.context import FORMATS
+from ..core.errors import InvalidInput
+from ..engine.settings import Settings
+from ..service import ImportReport, MemoryService
+from . import autostart
+from .bridge import EngineBridge
+from .importing import ChunkedImport
+
+log = logging.getLogger(__name__)
+
+
+def _lines(edit: QPlainTextEdit) -> list[str]:
+    return [line.strip() for line in edit.toPlainText().splitlines() if line.strip()]
+
+
+def _export(service: MemoryService, target: Path) -> int:
+    """Write every memory as JSON Lines to a temp file, then move it into place."""
+    tmp = target.with_name(target.name + ".partial")
+    count = 0
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for record in service.export_records(include_forgotten=True):
+                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+                count += 1
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {target}: {exc.strerror}") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+    return count
+
+
+def _open_jsonl(source: Path) -> IO[bytes]:
+    try:
+        return open(source, "rb")  # noqa: SIM115 - ChunkedImport closes it
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {source}: {exc.strerror}") from exc
+
+
+def _erase(service: MemoryService) -> int:
+    ids = sorted(service.store.all_ids())
+    return service.purge(ids) if ids else 0
+
+
+class SettingsWindow(QWidget):
+    """Capture, hotkeys, context, model, data folder, start at login and privacy actions."""
+
+    saved = Signal(object)  # the new Settings, already applied by the engine
+    notice = Signal(str)
+
+    def __init__(self, bridge: EngineBridge, data_dir: Path) -> None:
+        super().__init__()
+        self.bridge, self.data_dir = bridge, data_dir
+        self.current = Settings()
+        self._import: ChunkedImport | None = None
+        self.setWindowTitle("desktop-memory settings")
+
+        self.capture = QCheckBox("&Remember what I copy (clipboard capture)")
+        self.ignore_patterns = QPlainTextEdit()
+        self.ignore_patterns.setPlaceholderText("one regular expression per line, e.g. ^\\d{6}$")
+        self.ignore_patterns.setAccessibleName("Ignore text matching")
+        self.ignore_patterns.setTabChangesFocus(True)
+        self.ignore_apps = QPlainTextEdit()
+        self.ignore_apps.setPlaceholderText("one app per line, e.g. keepassxc")
+        self.ignore_apps.setAccessibleName("Ignore apps")
+        self.ignore_apps.setTabChangesFocus(True)
+        capture = QFormLayout()
+        capture.addRow(self.capture)
+        capture.addRow("Ignore text &matching:", self.ignore_patterns)
+        capture.addRow("Ignore &apps:", self.ignore_apps)
+
+        self.hotkey_search = QKeySequenceEdit()
+        self.hotkey_capture = QKeySequenceEdit()
+        hotkeys = QFormLayout()
+        hotkeys.addRow("Open the &search window:", self.hotkey_search)
+        hotkeys.addRow("Capture the &clipboard now:", self.hotkey_capture)
+
+        self.budget = QSpinBox(minimum=50, maximum=200_000, singleStep=100, suffix=" tokens")
+        self.budget.setAccessibleName("Context budget")
+        self.format = QComboBox()
+        self.format.addItems(list(FORMATS))
+        context = QFormLayout()
+        context.addRow("Context &budget:", self.budget)
+        context.addRow("Context &format:", self.format)
+
+        self.model_path = QLineEdit()
+        self.model_path.setPlaceholderText("the bundled SmolLM2-135M model")
+        self.model_path.setAccessibleName("Model file")
+        browse = QPushButton("&Browse…")
+        browse.clicked.connect(self._browse_model)
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.model_path, 1)
+        model_row.addWidget(browse)
+        self.threads = QSpinBox(minimum=0, maximum=64, specialValueText="automatic")
+        self.threads.setAccessibleName("Model threads")
+        model = QFormLayout()
+        model_label = QLabel("&Model file (GGUF):")
+        model_label.setBuddy(self.model_path)
+        model.addRow(model_label, model_row)
+        model.addRow("Model &threads:", self.threads)
+
+        folder = QLabel(str(data_dir))
+        folder.setWordWrap(True)
+        open_folder = QPushButton("&Open data folder")
+        open_folder.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.data_dir))))
+        self.login = QCheckBox("Start desktop-memory when I &log in")
+        self.login.setEnabled(autostart.supported())
+        general = QFormLayout()
+        general.addRow("Data folder:", folder)
+        general.addRow("", open_folder)
+        general.addRow(self.login)
+
+        export = QPushButton("&Export all memories…")
+        export.clicked.connect(self._choose_export)
+        import_ = QPushButton("&Import JSON Lines…")
+        import_.clicked.connect(self._choose_import)
+        erase = QPushButton("&Erase everything…")
+        erase.clicked.connect(self._confirm_erase)
+        privacy = QHBoxLayout()
+        for b in (export, import_, erase):
+            privacy.addWidget(b)
+
+        self.error = QLabel()
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color: #c0392b")
+        self.error.hide()
+        save = QPushButton("Save")
+        save.setDefault(True)
+        save.clicked.connect(self.save)
+        close = QPushButton("Close")
+        close.clicked.connect(self.hide)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.error, 1)
+        buttons.addWidget(save)
+        buttons.addWidget(close)
+
+        layout = QVBoxLayout(self)
+        for title, inner in (("Capture", capture), ("Hotkeys", hotkeys), ("Context for AI chats", context),
+                             ("Enrichment model", model), ("General", general), ("Privacy", privacy)):
+            box = QGroupBox(title)
+            box.setLayout(inner)
+            layout.addWidget(box)
+        layout.addLayout(buttons)
+
+    # -- filling and reading ------------------------------------------------------------------
+    def show_settings(self, settings: Settings) -> None:
+        """Fill the form from settings and show the window."""
+        self.load(settings)
+        self.show()
+        self.raise_()
+        self.activateWindow()
+
+    def load(self, s: Settings) -> None:
+        self.current = s
+        self.capture.setChecked(s.capture_enabled)
+        self.ignore_patterns.setPlainText("\n".join(map(str, s.capture_ignore_patterns)))
+        self.ignore_apps.setPlainText("\n".join(map(str, s.capture_ignore_apps)))
+        self.hotkey_search.setKeySequence(QKeySequence(s.hotkey_search))
+        self.hotkey_capture.setKeySequence(QKeySequence(s.hotkey_capture))
+        self.budget.setValue(s.context_budget)
+        self.format.setCurrentText(s.context_format if s.context_format in FORMATS else FORMATS[0])
+        self.model_path.setText(s.llm_model_path)
+        self.threads.setValue(s.llm_threads)
+        self.login.setChecked(s.start_at_login or autostart.is_enabled())
+        self.error.hide()
+
+    def read(self) -> Settings:
+        """The settings the form describes; InvalidInput says what is wrong."""
+        patterns = _lines(self.ignore_patterns)
+        for p in patterns:
+            try:
+                re.compile(p)
+            except re.error as exc:
+                raise InvalidInput(f"the capture rule {p!r} is not a valid regular expression ({exc})") from None
+        model = self.model_path.text().strip()
+        if model and not Path(model).expanduser().is_file():
+            raise InvalidInput(f"no model file at {model}")
+        search = self.hotkey_search.keySequence().toString(QKeySequence.SequenceFormat.PortableText)
+        capture = self.hotkey_capture.keySequence().toString(QKeySequence.SequenceFormat.PortableText)
+        if search and search == capture:
+            raise InvalidInput("the two hotkeys must differ")
+        return dataclasses.replace(
+            self.current, capture_enabled=self.capture.isChecked(), capture_ignore_patterns=patterns,
+            capture_ignore_apps=[a.lower() for a in _lines(self.ignore_apps)], hotkey_search=search,
+            hotkey_capture=capture, context_budget=self.budget.value(), context_format=self.format.currentText(),
+            llm_model_path=str(Path(model).expanduser()) if model else "", llm_threads=self.threads.value(),
+            start_at_login=self.login.isChecked(),
+        )
+
+    # -- saving -------------------------------------------------------------------------------
+    def save(self) -> None:
+        """Validate, then let the engine write settings.json atomically and use the new values at once."""
+        try:
+            new = self.read()
+        except InvalidInput as exc:
+            self._show_error(str(exc))
+            return
+        self.error.hide()
+
+        def apply(service: MemoryService) -> Settings:
+            new.save(service.folder)
+            service.settings = new
+            return new
+
+        self.bridge.submit(apply, self._saved, self._show_error)
+
+    def _saved(self, new: Settings) -> None:
+        self.current = new
+        try:
+            autostart.set_enabled(new.start_at_login, self.data_dir)
+        except OSError as exc:
+            self._show_error(f"settings saved, but the login entry could not be written: {exc.strerror}")
+        log.info("settings saved")
+        self.saved.emit(new)
+        self.notice.emit("Settings saved")
+
+    def _show_error(self, message: str) -> None:
+        self.error.setText(message)
+        self.error.show()
+
+    # -- model file ---------------------------------------------------------------------------
+    def _browse_model(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Choose a GGUF model", str(Path.home()), "GGUF models (*.gguf)")
+        if path:
+            self.model_path.setText(path)
+
+    # -- privacy actions ----------------------------------------------------------------------
+    def _choose_export(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export memories", str(Path.home() / "memories.jsonl"),
+                                              "JSON Lines (*.jsonl)")
+        if path:
+            self.export_to(Path(path))
+
+    def export_to(self, target: Path) -> None:
+        self.bridge.submit(lambda s: _export(s, target),
+                           lambda n: self.notice.emit(f"Exported {n} memories to {target.name}"),
+                           self._show_error, long=True)
+
+    def _choose_import(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import memories", str(Path.home()), "JSON Lines (*.jsonl)")
+        if path:
+            self.import_from(Path(path))
+
+    def import_from(self, source: Path) -> None:
+        def done(report: ImportReport) -> None:
+            skipped = f" ({len(report.errors)} bad lines skipped)" if report.errors else ""
+            self.notice.emit(f"Imported {report.added} new memories{skipped}")
+
+        self._import = ChunkedImport(self.bridge, lambda: _open_jsonl(source), done=done, failed=self._show_error)
+        self._import.start()
+
+    def _confirm_erase(self) -> None:
+        answer = QMessageBox.warning(
+            self, "Erase everything?",
+            "<p>This deletes <b>every memory</b> for good, from the database, the full-text index and the "
+            f"vector index in<br>{html.escape(str(self.data_dir))}.</p><p>It cannot be undone. Export first if "
+            "you may want them back.</p>",
+            QMessageBox.StandardButton.Cancel | QMessageBox.StandardButton.Discard, QMessageBox.StandardButton.Cancel)
+        if answer == QMessageBox.StandardButton.Discard:
+            self.erase_everything()
+
+    def erase_everything(self) -> None:
+        self.bridge.submit(_erase, lambda n: self.notice.emit(f"Erased {n} memories"), self._show_error, long=True)

@@ -1,0 +1,96 @@
+"""The tray icon: its states (ready, capture paused, working) and its menu."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction, QIcon
+from PySide6.QtWidgets import QMenu, QSystemTrayIcon
+
+from ..core.models import Memory
+from . import display
+
+STATES = ("ready", "paused", "working")
+TIPS = {"ready": "desktop-memory: ready", "paused": "desktop-memory: capture paused",
+        "working": "desktop-memory: working on its queue"}
+
+
+def icon(state: str) -> QIcon:
+    """The SVG icon for a state, from the package's resources (sharp at any size)."""
+    path = resources.files("desktop_memory.resources") / "icons" / f"{state}.svg"
+    with resources.as_file(path) as file:
+        return QIcon(str(file))
+
+
+class Tray(QObject):
+    """Menu: Search…, Capture clipboard now, Pause capture, Recent captures, Settings…, Open data folder, Quit."""
+
+    search_requested = Signal()
+    capture_requested = Signal()
+    pause_requested = Signal(int)  # minutes; 0 means until resumed
+    resume_requested = Signal()
+    recent_chosen = Signal(str)  # memory id
+    recent_wanted = Signal()  # the menu is about to show: refresh the recent list
+    settings_requested = Signal()
+    folder_requested = Signal()
+    quit_requested = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.state = "ready"
+        self.icons = {s: icon(s) for s in STATES}
+        self.menu = QMenu()
+        self.menu.addAction("&Search…", self.search_requested.emit)
+        self.menu.addAction("&Capture clipboard now", self.capture_requested.emit)
+        self.pause_menu = self.menu.addMenu("&Pause capture")
+        for label, minutes in (("For &15 minutes", 15), ("For 1 &hour", 60), ("&Until resumed", 0)):
+            self.pause_menu.addAction(label, lambda m=minutes: self.pause_requested.emit(m))
+        self.resume_action = QAction("&Resume capture", self)
+        self.resume_action.triggered.connect(self.resume_requested.emit)
+        self.resume_action.setVisible(False)
+        self.menu.addAction(self.resume_action)
+        self.recent_menu = self.menu.addMenu("&Recent captures")
+        self.recent_menu.aboutToShow.connect(self.recent_wanted.emit)
+        self.set_recent([])
+        self.menu.addSeparator()
+        self.menu.addAction("Se&ttings…", self.settings_requested.emit)
+        self.menu.addAction("&Open data folder", self.folder_requested.emit)
+        self.menu.addSeparator()
+        self.menu.addAction("&Quit", self.quit_requested.emit)
+        self.icon = QSystemTrayIcon(self.icons["ready"], self)
+        self.icon.setToolTip(TIPS["ready"])
+        self.icon.setContextMenu(self.menu)
+        self.icon.activated.connect(self._activated)
+
+    def show(self) -> bool:
+        """Show the icon; False when this desktop has no system tray."""
+        self.icon.show()
+        return QSystemTrayIcon.isSystemTrayAvailable()
+
+    def hide(self) -> None:
+        self.icon.hide()
+
+    def set_state(self, *, paused: bool, working: bool) -> None:
+        self.state = "working" if working else "paused" if paused else "ready"
+        self.icon.setIcon(self.icons[self.state])
+        self.icon.setToolTip(TIPS[self.state])
+        self.pause_menu.menuAction().setVisible(not paused)
+        self.resume_action.setVisible(paused)
+
+    def set_recent(self, memories: list[Memory]) -> None:
+        self.recent_menu.clear()
+        if not memories:
+            self.recent_menu.addAction("Nothing yet").setEnabled(False)
+        for m in memories:
+            label = f"{display.title_of(m)[:60]}  ({display.relative_time(m.created_at)})".replace("&", "&&")
+            self.recent_menu.addAction(label, lambda i=m.id: self.recent_chosen.emit(i))
+
+    def notify(self, message: str) -> None:
+        """A small balloon; callers pass status text only, never memory content."""
+        if self.icon.isVisible() and QSystemTrayIcon.supportsMessages():
+            self.icon.showMessage("desktop-memory", message, self.icons[self.state], 3000)
+
+    def _activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
+        if reason in (QSystemTrayIcon.ActivationReason.Trigger, QSystemTrayIcon.ActivationReason.DoubleClick):
+            self.search_requested.emit()

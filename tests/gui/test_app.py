@@ -1,0 +1,135 @@
+"""The tray app's wiring, offscreen: tray states and menu, capture now, single instance, quitting."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QByteArray, QMimeData
+from PySide6.QtGui import QGuiApplication
+
+from desktop_memory.qt import single_instance
+from desktop_memory.qt.app import DesktopApp
+from desktop_memory.service import MemoryService
+from tests.fakes import FakeEmbedder
+
+
+@pytest.fixture
+def desktop(qtbot, tmp_path: Path, monkeypatch):
+    monkeypatch.setattr("desktop_memory.qt.app.QApplication.exit", lambda *a: None)  # the test owns the loop
+    app = DesktopApp(tmp_path / "data", opener=lambda folder: MemoryService(folder, embedder=FakeEmbedder()))
+    with qtbot.waitSignal(app.engine_ready, timeout=20_000):
+        assert app.start()
+    qtbot.addWidget(app.search)
+    qtbot.addWidget(app.settings_window)
+    yield app
+    app.quit()
+
+
+def test_tray_menu_and_states(qtbot, desktop) -> None:
+    labels = [a.text().replace("&", "") for a in desktop.tray.menu.actions() if a.text()]
+    assert labels[:2] == ["Search…", "Capture clipboard now"]
+    for wanted in ("Pause capture", "Recent captures", "Settings…", "Open data folder", "Quit"):
+        assert wanted in labels
+    assert desktop.tray.state == "ready"
+    desktop.pause_capture(15)
+    assert desktop.tray.state == "paused" and desktop.capture_paused
+    assert desktop.tray.resume_action.isVisible() and not desktop.tray.pause_menu.menuAction().isVisible()
+    desktop.resume_capture()
+    assert desktop.tray.state == "ready" and not desktop.capture_paused
+    gate = threading.Event()
+    desktop.bridge.submit(lambda s: gate.wait(10), long=True)  # a long job (an import): "working"
+    assert desktop.tray.state == "working"
+    gate.set()
+    qtbot.waitUntil(lambda: desktop.tray.state == "ready", timeout=10_000)
+
+
+def test_capture_now_saves_and_never_shows_secrets(qtbot, desktop, engine) -> None:
+    notices: list[str] = []
+    desktop.tray.notify = notices.append  # what the balloon would show
+    QGuiApplication.clipboard().setText("The offsite is in Lisbon on May 12th")
+    desktop.capture_clipboard()
+    qtbot.waitUntil(lambda: bool(notices), timeout=10_000)
+    assert notices == ["Saved"]
+    for secret in ("password: hunter2-Correct-Horse-Battery", "ghp_aBcdEfGhIjKlMnOpQrStUvWxYz0123456789"):
+        QGuiApplication.clipboard().setText(secret)
+        desktop.capture_clipboard()
+        before = len(notices)
+        qtbot.waitUntil(lambda: len(notices) == before + 1, timeout=10_000)  # noqa: B023 - used at once
+        assert notices[-1] == "Skipped: looks like a password"
+    QGuiApplication.clipboard().setText("deploy with token ghp_aBcdEfGhIjKlMnOpQrStUvWxYz0123456789 today")
+    desktop.capture_clipboard()
+    qtbot.waitUntil(lambda: len(notices) == 4, timeout=10_000)
+    assert notices[3] == "Saved (1 secret(s) redacted)" and "ghp_" not in " ".join(notices)
+    QGuiApplication.clipboard().setText("  ")
+    desktop.capture_clipboard()
+    qtbot.waitUntil(lambda: len(notices) == 5, timeout=10_000)
+    assert notices[4] == "Nothing saved: the clipboard holds no text"
+    marked = QMimeData()  # a password manager's copy carries the OS marker
+    marked.setText("correct horse battery staple, the long passphrase")
+    marked.setData("x-kde-passwordManagerHint", QByteArray(b"secret"))
+    QGuiApplication.clipboard().setMimeData(marked)
+    desktop.capture_clipboard()
+    qtbot.waitUntil(lambda: len(notices) == 6, timeout=10_000)
+    assert notices[5] == "Skipped: password manager"
+    engine(desktop.bridge, lambda s: setattr(s.settings, "capture_ignore_patterns", [r"^ticket-\d+$"]))
+    for text, why in (("ticket-42", "Skipped: rule: ignore text 1"), ("482913", "Skipped: rule: one-time code")):
+        QGuiApplication.clipboard().setText(text)
+        desktop.capture_clipboard()
+        before = len(notices)
+        qtbot.waitUntil(lambda: len(notices) == before + 1, timeout=10_000)  # noqa: B023 - used at once
+        assert notices[-1] == why
+    stored = engine(desktop.bridge, lambda s: [m["content"] for m in s.export_records()])
+    assert sorted(stored) == ["The offsite is in Lisbon on May 12th",
+                              "deploy with token [REDACTED:github_token] today"]
+    qtbot.waitUntil(lambda: len(desktop.tray.recent_menu.actions()) == 2, timeout=10_000)
+    assert desktop.tray.recent_menu.actions()[1].text().startswith("The offsite is in Lisbon")
+
+
+def test_a_second_start_shows_the_search_window(qtbot, desktop, tmp_path) -> None:
+    desktop.search.hide()  # offscreen there is no tray, so the app opened the window at start
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    second = subprocess.Popen([sys.executable, "-m", "desktop_memory", "--data-dir", str(tmp_path / "data"), "app"],
+                              env=env, stderr=subprocess.PIPE, text=True)
+    with qtbot.waitSignal(desktop.search.search_finished, timeout=30_000):
+        qtbot.waitUntil(lambda: second.poll() is not None, timeout=30_000)
+    with second.stderr:
+        assert second.returncode == 0 and "already running" in second.stderr.read()
+    assert desktop.search.isVisible()
+    assert single_instance.send_command(single_instance.server_name(tmp_path / "elsewhere"), "show") is False
+
+
+def test_settings_saved_reach_the_search_window(qtbot, desktop) -> None:
+    desktop.open_settings()
+    qtbot.waitUntil(lambda: desktop.settings_window.isVisible(), timeout=10_000)
+    desktop.settings_window.budget.setValue(700)
+    with qtbot.waitSignal(desktop.settings_window.saved, timeout=10_000):
+        desktop.settings_window.save()
+    assert desktop.search.budget == 700
+
+
+def test_without_a_display_the_app_says_so_in_one_line(tmp_path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    for command in ([], ["app"]):
+        done = subprocess.run([sys.executable, "-m", "desktop_memory", "--data-dir", str(tmp_path / "d"), *command],
+                              env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 1 and "Traceback" not in done.stderr
+        assert done.stderr.startswith("desktop-memory: no display found") and done.stderr.count("\n") == 1
+    toggled = subprocess.run([sys.executable, "-m", "desktop_memory", "--data-dir", str(tmp_path / "d"), "toggle"],
+                             env=env, capture_output=True, text=True, timeout=60)
+    assert toggled.returncode == 1 and toggled.stderr.startswith("desktop-memory: the app is not running")
+
+
+def test_the_tray_works_while_the_enrichment_queue_is_not_empty(qtbot, desktop, engine) -> None:
+    engine(desktop.bridge, lambda s: s.stop_enrichment())  # hold the queue still
+    engine(desktop.bridge, lambda s: s.add("Quarterly planning: Joana presents the roadmap on Friday"))
+    assert engine(desktop.bridge, lambda s: s.enrichment_status()["queued"]) >= 1
+    desktop._poll_queue()
+    qtbot.waitUntil(lambda: desktop.tray.state == "working", timeout=10_000)
+    engine(desktop.bridge, lambda s: s.enrich(10))
+    desktop._poll_queue()
+    qtbot.waitUntil(lambda: desktop.tray.state == "ready", timeout=10_000)

@@ -1,0 +1,147 @@
+"""End to end on a real X server with a tray host: the real app, engine, model, clipboard and keyboard.
+
+Runs inside scripts/with-desktop.sh (as `bash scripts/dev.sh test` and CI do). It starts the app as a
+process in a temporary home, waits on its log lines, and drives it the way a person would: a second
+start, typing with xdotool, Enter, and reading the clipboard back from another process with xclip.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+IN_DESKTOP = bool(os.environ.get("DESKTOP_MEMORY_DESKTOP_SESSION"))
+pytestmark = pytest.mark.skipif(not IN_DESKTOP, reason="needs the desktop session of scripts/with-desktop.sh")
+WAIT_S = 240.0  # a fresh cache: the first start prepares the embedding model
+
+
+class AppProcess:
+    """The app as a child process; its stderr (the log) goes to a file we can wait on."""
+
+    def __init__(self, home: Path, env: dict[str, str]) -> None:
+        self.log_path = home / "app.log"
+        self.env = env
+        self._log = open(self.log_path, "w", encoding="utf-8")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen([sys.executable, "-m", "desktop_memory", "app"], env=env,
+                                     stdout=subprocess.DEVNULL, stderr=self._log)
+
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    def wait_for(self, pattern: str, count: int = 1, timeout: float = WAIT_S) -> re.Match[str]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = list(re.finditer(pattern, self.log()))
+            if len(found) >= count:
+                return found[count - 1]
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"no {pattern!r} (x{count}) in the app's log:\n{self.log()}")
+
+    def count(self, pattern: str) -> int:
+        return len(re.findall(pattern, self.log()))
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            code = self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            code = self.proc.wait(10)
+        self._log.close()
+        return code
+
+
+def run(*cmd: str, env: dict[str, str], timeout: float = 120, input: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, input=input)
+
+
+@pytest.fixture
+def desktop_env(tmp_path: Path) -> dict[str, str]:
+    for tool in ("xdotool", "xclip"):
+        assert shutil.which(tool), f"{tool} is missing (bash scripts/dev.sh setup installs it)"
+    assert os.environ.get("DISPLAY"), "the desktop session has no DISPLAY"
+    env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}  # the real X server, not offscreen
+    env.update(DESKTOP_MEMORY_HOME=str(tmp_path / "data"), XDG_CONFIG_HOME=str(tmp_path / "config"),
+               XDG_CACHE_HOME=str(tmp_path / "cache"), HF_HUB_OFFLINE="1", ANONYMIZED_TELEMETRY="False")
+    return env
+
+
+@pytest.fixture
+def app(tmp_path: Path, desktop_env: dict[str, str]) -> Iterator[AppProcess]:
+    proc = AppProcess(tmp_path, desktop_env)
+    yield proc
+    proc.stop()
+
+
+def test_capture_search_and_copy_context_through_the_real_app(app: AppProcess, desktop_env: dict[str, str]) -> None:
+    env = desktop_env
+    app.wait_for(r"tray icon shown \(system tray available: True\)")
+    app.wait_for(r"engine ready")
+    app.wait_for(r"serving the engine on the local socket")
+    app.wait_for(r"embedding model loaded")
+
+    # the CLI reaches the engine through the running app (the app holds the data folder's lock)
+    added = run(sys.executable, "-m", "desktop_memory", "add", "Pasta recipe: boil spaghetti 9 minutes", env=env)
+    assert added.returncode == 0, added.stderr
+
+    # capture: another app puts text on the clipboard; "Capture clipboard now" stores it
+    secret_free = "The team offsite is in Lisbon on May 12th; Joana books the hotel."
+    holder = subprocess.Popen(["xclip", "-quiet", "-selection", "clipboard"], stdin=subprocess.PIPE,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, text=True)
+    try:
+        assert holder.stdin is not None
+        holder.stdin.write(secret_free)
+        holder.stdin.close()
+        captured = run(sys.executable, "-c", "import sys; from pathlib import Path; "
+                       "from desktop_memory.qt.single_instance import send_command, server_name; "
+                       "sys.exit(0 if send_command(server_name(Path(sys.argv[1])), 'capture') else 1)",
+                       env["DESKTOP_MEMORY_HOME"], env=env)
+        assert captured.returncode == 0
+        app.wait_for(r"capture finished: Saved")
+    finally:
+        holder.terminate()
+        holder.wait(10)
+    assert "Lisbon" not in app.log()  # captured text is never logged
+
+    # a second start shows the running app's search window and exits
+    second = run(sys.executable, "-m", "desktop_memory", "app", env=env)
+    assert second.returncode == 0 and "already running" in second.stderr
+    app.wait_for(r"search window shown")
+    found = run("xdotool", "search", "--sync", "--onlyvisible", "--name", "desktop-memory search", env=env)
+    window = found.stdout.split()[0]
+    assert run("xdotool", "windowfocus", "--sync", window, env=env).returncode == 0
+
+    # type a query as a person would; wait for the results of the last keystroke, then Enter
+    run("xdotool", "type", "--delay", "30", "lisbon offsit", env=env)
+    before = app.count(r"search finished: \d+ results")
+    run("xdotool", "type", "--delay", "30", "e", env=env)
+    hit = app.wait_for(r"search finished: (\d+) results", count=before + 1)
+    assert int(hit.group(1)) >= 1
+    run("xdotool", "key", "Return", env=env)
+    app.wait_for(r"context copied: 1 memories, \d+ tokens")
+
+    # another process reads the context back from the clipboard
+    pasted = run("xclip", "-o", "-selection", "clipboard", env=env)
+    assert pasted.returncode == 0
+    assert pasted.stdout.startswith('Context from my personal notes about "lisbon offsite"')
+    assert secret_free in pasted.stdout and "Pasta" not in pasted.stdout
+    gone = run("xdotool", "search", "--onlyvisible", "--name", "desktop-memory search", env=env)
+    assert gone.stdout.strip() == ""  # Enter hid the window
+
+    # `toggle` shows it again; quitting is clean
+    assert run(sys.executable, "-m", "desktop_memory", "toggle", env=env).returncode == 0
+    app.wait_for(r"search window shown", count=2)
+    assert app.stop() == 0
+    assert "Traceback" not in app.log() and "quitting" in app.log()

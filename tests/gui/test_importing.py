@@ -1,0 +1,39 @@
+"""Chunked imports: bad lines keep their numbers, and searches run between chunks."""
+
+from __future__ import annotations
+
+import json
+
+from desktop_memory.qt.importing import ChunkedImport
+
+
+def test_chunks_keep_line_numbers_and_let_searches_in(qtbot, bridge, engine) -> None:
+    lines = [json.dumps({"content": f"imported note number {i} about gardening"}) for i in range(1, 11)]
+    lines[6] = "{not json"
+    order: list[str] = []
+    finished = []
+
+    def progress(report) -> None:
+        order.append(f"chunk:{report.added}")
+        if len(order) == 1:  # typed while the import runs: must not wait for the whole import
+            bridge.submit(lambda s: len(s.search("gardening", record_access=False)), lambda n: order.append("search"))
+
+    job = ChunkedImport(bridge, lambda: iter(lines), done=finished.append, failed=order.append, progress=progress,
+                        chunk=3)
+    job.start()
+    qtbot.waitUntil(lambda: bool(finished), timeout=20_000)
+    report = finished[0]
+    assert report.added == 9 and [n for n, _ in report.errors] == [7]
+    assert order.index("search") < len(order) - 1  # the search ran before the last chunk
+    assert engine(bridge, lambda s: s.stats()["memories"]) == 9
+
+
+def test_an_unreadable_source_is_a_readable_error(qtbot, bridge) -> None:
+    failures: list[str] = []
+
+    def missing():
+        return open("/nonexistent/memories.jsonl", "rb")  # noqa: SIM115
+
+    ChunkedImport(bridge, missing, done=lambda r: None, failed=failures.append).start()
+    qtbot.waitUntil(lambda: bool(failures), timeout=10_000)
+    assert failures[0].startswith("unexpected error: FileNotFoundError")

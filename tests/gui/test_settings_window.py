@@ -1,0 +1,91 @@
+"""Settings: a round trip through settings.json, applied by the running engine without a restart."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PySide6.QtGui import QKeySequence
+
+from desktop_memory.engine.settings import FILENAME, Settings
+from desktop_memory.qt import autostart
+from desktop_memory.qt.settings_window import SettingsWindow
+
+
+@pytest.fixture
+def window(qtbot, bridge, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    w = SettingsWindow(bridge, tmp_path / "data")
+    qtbot.addWidget(w)
+    w.show_settings(Settings.load(tmp_path / "data"))
+    return w
+
+
+def test_round_trip_saves_atomically_and_applies_at_once(qtbot, window, bridge, engine, tmp_path) -> None:
+    window.capture.setChecked(False)
+    window.ignore_patterns.setPlainText("^\\d{6}$\n\n  token-[a-z]+  ")
+    window.ignore_apps.setPlainText("KeePassXC")
+    window.hotkey_search.setKeySequence(QKeySequence("Ctrl+Shift+Space"))
+    window.budget.setValue(800)
+    window.format.setCurrentText("markdown")
+    window.threads.setValue(2)
+    window.login.setChecked(True)
+    with qtbot.waitSignal(window.saved, timeout=10_000) as blocker:
+        window.save()
+    saved = json.loads((tmp_path / "data" / FILENAME).read_text())
+    assert saved["capture_enabled"] is False and saved["capture_ignore_patterns"] == ["^\\d{6}$", "token-[a-z]+"]
+    assert saved["capture_ignore_apps"] == ["keepassxc"] and saved["hotkey_search"] == "Ctrl+Shift+Space"
+    assert saved["context_budget"] == 800 and saved["context_format"] == "markdown" and saved["llm_threads"] == 2
+    assert not list((tmp_path / "data").glob(".settings-*"))  # no temp file left behind
+    assert blocker.args[0].context_budget == 800
+    # applied without a restart: the engine's next context uses the new budget and format
+    engine(bridge, lambda s: s.add("a note about the quarterly planning meeting"))
+    ctx = engine(bridge, lambda s: s.context("quarterly planning"))
+    assert ctx.budget == 800 and ctx.text.startswith("## ")
+    entry = autostart.entry_path().read_text()
+    assert autostart.is_enabled() and f"-m desktop_memory --data-dir {tmp_path / 'data'} app\n" in entry
+    # and the form shows the saved values when opened again
+    window.load(Settings.load(tmp_path / "data"))
+    assert window.budget.value() == 800 and not window.capture.isChecked()
+    assert window.ignore_apps.toPlainText() == "keepassxc"
+    window.login.setChecked(False)
+    with qtbot.waitSignal(window.saved, timeout=10_000):
+        window.save()
+    assert not autostart.is_enabled()
+
+
+def test_bad_values_give_a_readable_message_and_save_nothing(qtbot, window, tmp_path) -> None:
+    window.ignore_patterns.setPlainText("([unclosed")
+    window.save()
+    assert window.error.isVisible() and "not a valid regular expression" in window.error.text()
+    window.ignore_patterns.setPlainText("")
+    window.model_path.setText(str(tmp_path / "missing.gguf"))
+    window.save()
+    assert "no model file at" in window.error.text()
+    window.model_path.setText("")
+    window.hotkey_capture.setKeySequence(window.hotkey_search.keySequence())
+    window.save()
+    assert "must differ" in window.error.text()
+    assert not (tmp_path / "data" / FILENAME).exists()
+
+
+def test_export_import_and_erase_everything(qtbot, window, bridge, engine, tmp_path) -> None:
+    for text in ("first note about apples", "second note about pears", "third note about plums"):
+        engine(bridge, lambda s, t=text: s.add(t))
+    notices: list[str] = []
+    window.notice.connect(notices.append)
+    target = tmp_path / "export.jsonl"
+    window.export_to(target)
+    qtbot.waitUntil(lambda: bool(notices), timeout=10_000)
+    assert notices[-1] == "Exported 3 memories to export.jsonl"
+    assert len(target.read_text().splitlines()) == 3
+    window.erase_everything()
+    qtbot.waitUntil(lambda: len(notices) == 2, timeout=10_000)
+    assert notices[-1] == "Erased 3 memories"
+    assert engine(bridge, lambda s: s.stats()["memories"]) == 0
+    window.import_from(target)
+    qtbot.waitUntil(lambda: len(notices) == 3, timeout=20_000)
+    assert notices[-1] == "Imported 3 new memories"
+    window.import_from(tmp_path / "nope.jsonl")
+    qtbot.waitUntil(lambda: window.error.isVisible(), timeout=10_000)
+    assert "cannot read" in window.error.text()
