@@ -1,6 +1,6 @@
 """Enrichment speed: throughput, memory, and capture/search latency while the queue is busy.
 
-    .venv/bin/python bench/enrich_speed.py [--model PATH] [--threads N] [--n 30] [--ops 40] [--out F.json]
+    .venv/bin/python bench/enrich_speed.py [--model PATH] [--threads N] [--n 30] [--seconds 40] [--out F.json]
 
 Everything runs through desktop_memory.service.MemoryService with the real MiniLM embedder, SQLite,
 Chroma and the GGUF model through llama-cpp-python.
@@ -10,7 +10,8 @@ Chroma and the GGUF model through llama-cpp-python.
    (the process also holds MiniLM, torch and Chroma; the difference is the model's share).
 3. Latency: `add` (capture: normalise, redact, embed, store, index) and `search` p50/p95, first with the
    enrichment thread idle, then while it works through a full queue in the background at low priority,
-   then idle again. Queries and texts are distinct so no cache helps.
+   then idle again, each for --seconds; the busy phase starts once the first background job is done and
+   reports how many memories the thread enriched meanwhile. Queries and texts are distinct (no cache helps).
 """
 
 from __future__ import annotations
@@ -71,9 +72,13 @@ def pct(values: list[float], q: float) -> float:
     return round(values[min(len(values) - 1, int(q * len(values)))] * 1000, 1)
 
 
-def latencies(service: MemoryService, rng: random.Random, ops: int, tag: str) -> dict[str, float]:
+def latencies(service: MemoryService, rng: random.Random, seconds: float, tag: str) -> dict[str, float]:
+    """add + search pairs, one after the other, for `seconds`."""
     adds, searches = [], []
-    for i in range(ops):
+    end = time.monotonic() + seconds
+    i = 0
+    while time.monotonic() < end:
+        i += 1
         text = f"{tag} {i}: " + text_of(rng, 200)
         started = time.perf_counter()
         service.add(text, source="bench")
@@ -84,7 +89,8 @@ def latencies(service: MemoryService, rng: random.Random, ops: int, tag: str) ->
         searches.append(time.perf_counter() - started)
     return {"add_p50_ms": pct(adds, 0.5), "add_p95_ms": pct(adds, 0.95), "add_mean_ms": round(
         statistics.mean(adds) * 1000, 1), "search_p50_ms": pct(searches, 0.5), "search_p95_ms": pct(searches, 0.95),
-        "search_mean_ms": round(statistics.mean(searches) * 1000, 1), "load_avg": os.getloadavg()[0]}
+        "search_mean_ms": round(statistics.mean(searches) * 1000, 1), "load_avg": os.getloadavg()[0],
+        "operations": len(adds)}
 
 
 def main() -> None:
@@ -92,7 +98,7 @@ def main() -> None:
     ap.add_argument("--model", help="GGUF file (default: the bundled SmolLM2-135M)")
     ap.add_argument("--threads", type=int, default=0, help="llama.cpp threads (0: the engine's default)")
     ap.add_argument("--n", type=int, default=30, help="texts per size for throughput")
-    ap.add_argument("--ops", type=int, default=40, help="adds and searches per latency phase")
+    ap.add_argument("--seconds", type=float, default=40, help="length of each latency phase")
     ap.add_argument("--corpus", type=int, default=1000, help="memories in the store before measuring")
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--out")
@@ -129,21 +135,23 @@ def main() -> None:
         report["rss_mb_after_unload"] = round(rss_mb(), 1)
         service.stop_enrichment()
 
-        report["idle_before"] = latencies(service, rng, args.ops, "idle")
+        report["idle_before"] = latencies(service, rng, args.seconds, "idle")
         with service.store.transaction():
             service.store.db.execute("DELETE FROM enrichment_queue")
         queued = service.requeue_enrichment()
         service.start_enrichment()
-        time.sleep(2)  # let the model load
-        before = service.enrichment_status()["queued"]
-        report["busy"] = latencies(service, rng, args.ops, "busy")
-        after = service.enrichment_status()["queued"]
-        report["busy"]["enriched_during_phase"] = before - after
+        done = "SELECT count(*) FROM memories WHERE enriched_at IS NOT NULL AND enrichment_state != 'pending'"
+        start_done = service.store.scalar(done)
+        while service.store.scalar(done) == start_done:  # the model is loaded and the first job is done
+            time.sleep(0.2)
+        before = service.store.scalar(done)
+        report["busy"] = latencies(service, rng, args.seconds, "busy")
+        report["busy"]["enriched_during_phase"] = service.store.scalar(done) - before
         report["busy"]["queue_at_start"] = queued
         service.stop_enrichment()
         with service.store.transaction():
             service.store.db.execute("DELETE FROM enrichment_queue")
-        report["idle_after"] = latencies(service, rng, args.ops, "after")
+        report["idle_after"] = latencies(service, rng, args.seconds, "after")
         report["load_avg_end"] = os.getloadavg()
     print(json.dumps(report, indent=1))
     if args.out:

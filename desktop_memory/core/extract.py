@@ -381,8 +381,10 @@ def merge(deterministic: list[Entity], model: Iterable[Entity], source_text: str
     for e in model:
         text = " ".join(e.text.split()).strip(" .,;:\"'")
         key = text.lower()
-        if not text or len(text) > 80 or key not in haystack or key in COMMON_CAPS:
+        if not text or len(text.split()) > 4 or key not in haystack or key in COMMON_CAPS:
             continue
+        if any(ch in text for ch in ":;()[]?!,<>\n"):
+            continue  # a copied phrase or sentence, not a name
         if key in by_key:
             known = by_key[key]
             if known.type not in PATTERN_TYPES and e.type not in PATTERN_TYPES and known.type != e.type:

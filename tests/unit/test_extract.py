@@ -80,3 +80,10 @@ def test_huge_input_is_bounded():
     text = ("word Alpha https://x.io/a 2026-01-01 " * 20_000)
     entities = extract(text)
     assert 0 < len(entities) <= 40
+
+
+def test_merge_drops_copied_sentences_from_the_model():
+    text = "Passport renewal: appointment at the consulate on Friday (bring photos)"
+    model = [Entity("Passport renewal: appointment", "person"), Entity("the consulate on Friday (bring", "place"),
+             Entity("at the consulate on Friday bring photos", "place")]
+    assert {e.text for e in merge(extract(text), model, text)} == {e.text for e in extract(text)}
