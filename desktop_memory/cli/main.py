@@ -16,7 +16,7 @@ from . import commands, enrich_commands, mcp_commands, privacy_commands
 PROG = "desktop-memory"
 # commands whose handlers use only what ipc.client.RemoteService offers: they go through a running app
 HOST_COMMANDS = frozenset({"add", "import", "export", "search", "context", "show", "edit", "pin", "unpin", "forget",
-                           "restore", "tag", "purge", "retention", "stats", "doctor"})
+                           "restore", "tag", "purge", "retention", "stats", "doctor", "status", "model"})
 
 
 def _filters(p: argparse.ArgumentParser) -> None:

@@ -144,6 +144,17 @@ class RemoteService:
     def export_markdown(self, *, include_forgotten: bool = False) -> Iterator[str]:
         yield from self._call("export_markdown", include_forgotten=include_forgotten)
 
+    # -- enrichment (the app runs it in the background) -----------------------------------------
+    def enrichment_status(self) -> dict[str, Any]:
+        return self._call("enrichment_status")
+
+    def set_enrichment_model(self, path: str | None) -> dict[str, Any]:
+        """A relative path means relative to here, not to the app's working folder."""
+        return self._call("set_enrichment_model", path=str(Path(path).expanduser().resolve()) if path else None)
+
+    def verify_enrichment_model(self) -> dict[str, Any]:
+        return self._call("verify_enrichment_model")
+
 
 def connect(data_dir: Path) -> RemoteService | None:
     """The running host's engine for this data folder, or None when no host runs.

@@ -55,6 +55,9 @@ CALLS: dict[str, Callable[[MemoryService, dict[str, Any]], Any]] = {
     "doctor": lambda s, p: s.doctor(),
     "export_records": lambda s, p: list(s.export_records(include_forgotten=bool(p.get("include_forgotten")))),
     "export_markdown": lambda s, p: list(s.export_markdown(include_forgotten=bool(p.get("include_forgotten")))),
+    "enrichment_status": lambda s, p: s.enrichment_status(),
+    "set_enrichment_model": lambda s, p: s.set_enrichment_model(p.get("path")),
+    "verify_enrichment_model": lambda s, p: s.verify_enrichment_model(),
 }
 
 

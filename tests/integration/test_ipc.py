@@ -109,6 +109,7 @@ def test_cli_commands_reach_the_engine_through_the_running_host(tmp_path: Path):
         err = bad.stderr.decode().strip()
         assert bad.returncode == 1 and "no memory" in err and len(err.splitlines()) == 1
         assert json.loads(cli(folder, "doctor", "--json").stdout)["ok"] is True
+        assert json.loads(cli(folder, "status", "--json").stdout)["queued"] >= 0
         assert host.poll() is None  # the host held the lock throughout
     finally:
         host_log = stop(host)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_memory.core.errors import InvalidInput, NotFound
+from desktop_memory.core.errors import InvalidInput, ModelUnavailable, NotFound
 from desktop_memory.core.query import Filters, parse_date
 from desktop_memory.ipc import address
 from desktop_memory.ipc.client import HostGone, RemoteService, connect, via_host
@@ -215,3 +215,11 @@ def test_every_command_routed_through_the_app_only_uses_what_the_socket_offers()
         used |= {n.attr for n in ast.walk(tree)
                  if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "service"}
     assert used and all(hasattr(RemoteService, attr) for attr in used), used - set(dir(RemoteService))
+
+
+def test_enrichment_status_and_model_go_through_the_app(fake_service, remote: RemoteService, tmp_path: Path,
+                                                        monkeypatch):
+    assert remote.enrichment_status().keys() == fake_service.enrichment_status().keys()
+    monkeypatch.chdir(tmp_path)  # a relative model path is the CLI's, not the app's
+    with pytest.raises(ModelUnavailable, match=str(tmp_path / "missing.gguf")):
+        remote.set_enrichment_model("missing.gguf")
