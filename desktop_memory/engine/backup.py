@@ -184,6 +184,7 @@ def restore(service: MemoryService, source: Path, passphrase: str | None) -> dic
         encryption.remove_files(staged)
         raise
     kept = db_path.with_name(f"{db_path.name}.before-restore-{time.strftime('%Y%m%dT%H%M%S')}")
+    service.stop_enrichment()  # its own connection must not keep writing to the replaced file
     service.store.close()
     try:
         if encryption.has_data(db_path):

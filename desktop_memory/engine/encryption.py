@@ -299,6 +299,7 @@ def describe(folder: Path, db: Path) -> str:
 def switch(service: MemoryService, *, encrypted: bool) -> None:
     """Encrypt or decrypt an open service's database in place (copy, verify, swap), as the person chose."""
     before = choose(service.folder, encrypted=encrypted)
+    service.stop_enrichment()  # the enrichment thread's connection must not hold the old file
     service.store.close()
     try:
         prepare(service.folder, service.store.path)

@@ -405,7 +405,6 @@ class Store:
     def dequeue(self, ids: Iterable[str]) -> None:
         with self.db:
             self.db.executemany("DELETE FROM vector_queue WHERE memory_id = ?", [(i,) for i in ids])
-
     # -- misc ---------------------------------------------------------------------------------
     def fts_count(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM memories_fts").fetchone()[0])

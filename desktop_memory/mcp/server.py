@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal, ParamSpec, TypeVar
@@ -158,6 +159,9 @@ def build_server(access: EngineAccess) -> MCPServer:
 
 def serve_stdio(folder: Path) -> None:
     """Serve MCP on stdin/stdout until the client closes the connection."""
+    # the SDK traces through the OpenTelemetry API: keep any installed SDK from exporting anything
+    os.environ["OTEL_SDK_DISABLED"] = "true"
+    os.environ.pop("OTEL_PYTHON_TRACER_PROVIDER", None)
     access = EngineAccess(folder)
     try:
         build_server(access).run("stdio")

@@ -170,7 +170,10 @@ def test_doctor_reports_ok(fake_service):
 def test_filtered_meaning_search_exact_and_deep_paths(fake_service, monkeypatch):
     import desktop_memory.service as service_module
 
-    lines = [json.dumps({"content": f"note {i} about gardening tomatoes and basil", "source": "import",
+    # every note gets its own words, so no two vectors (and no two similarities) tie: HNSW degrades on
+    # exact ties, and that is not what this test is about
+    lines = [json.dumps({"content": "note about gardening tomatoes and basil " + " ".join(
+                             f"bed{i}row{j}" for j in range(1 + i % 6)), "source": "import",
                          "tags": ["garden"] if i % 4 == 0 else []}) for i in range(40)]
     fake_service.import_records(lines)
     tagged = {m for m in fake_service.store.filtered_ids(Filters(tags=("garden",)), 1000)}
