@@ -5,7 +5,10 @@ from __future__ import annotations
 import hashlib
 import re
 
+import keyring.backend
+import keyring.errors
 import numpy as np
+from jaraco.classes import properties
 
 DIM = 384
 
@@ -27,3 +30,25 @@ class FakeEmbedder:
 
     def encode_query(self, text: str) -> np.ndarray:
         return self.encode([text])[0]
+
+
+class MemoryKeyring(keyring.backend.KeyringBackend):
+    """An in-process keyring for unit tests only: installed with set_keyring, never chosen by keyring itself."""
+
+    @properties.classproperty
+    def priority(cls) -> float:  # keyring registers every subclass; raising here keeps this one out of detection
+        raise RuntimeError("a unit-test keyring")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.items: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.items.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.items[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        if self.items.pop((service, username), None) is None:
+            raise keyring.errors.PasswordDeleteError(username)

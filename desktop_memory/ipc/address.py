@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import os
 import secrets
 import sys
 import tempfile
 from pathlib import Path
 
-from ..core.errors import StorageError
+from ..core.errors import KeyringUnavailable, StorageError
+from ..engine import keys
+
+log = logging.getLogger(__name__)
 
 SOCKET_NAME = "engine.sock"
 TOKEN_NAME = "engine.token"
@@ -49,36 +54,77 @@ def _private_run_dir() -> Path:
     return folder
 
 
-# -- the token: one small set of functions, so it can move into the OS keyring later ------------
+# -- the token: in the OS keyring; a 0600 file only where the person runs without a keyring by choice --
+TOKEN_SECRET_PREFIX = "engine-token:"
+
+
 def token_path(data_dir: Path) -> Path:
     return Path(data_dir) / TOKEN_NAME
 
 
+def _secret_name(data_dir: Path) -> str:
+    return TOKEN_SECRET_PREFIX + _folder_key(data_dir)
+
+
+def _plain_by_choice(data_dir: Path) -> bool:
+    """Whether the person keeps this folder without the keyring (DESKTOP_MEMORY_ENCRYPTION=off or `encryption off`)."""
+    from ..engine import encryption
+
+    return encryption.env_off() or encryption.State.load(Path(data_dir)).plain_by_choice
+
+
 def store_token(data_dir: Path) -> bytes:
-    """A new random token for this host start, saved readable by this user only (0600)."""
-    token = secrets.token_hex(32).encode("ascii")
-    path = token_path(data_dir)
+    """A new random token for this host start, kept in the OS keyring.
+
+    Only when the keyring cannot be used AND the person chose to run this folder without one does it go to
+    a file readable by this user only (0600); otherwise a missing keyring is an error, never a silent file.
+    """
+    token = secrets.token_hex(32)
+    try:
+        keys.set_secret(_secret_name(data_dir), token)
+    except KeyringUnavailable:
+        if not _plain_by_choice(data_dir):
+            raise
+        _write_private(token_path(data_dir), token.encode("ascii"))
+        log.info("no usable OS keyring: the engine socket's token is in a 0600 file (plain folder by choice)")
+    else:
+        token_path(data_dir).unlink(missing_ok=True)  # left by an earlier start without a keyring
+    return token.encode("ascii")
+
+
+def _write_private(path: Path, data: bytes) -> None:
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        os.write(fd, token)
+        os.write(fd, data)
     finally:
         os.close(fd)
     os.replace(tmp, path)
-    return token
 
 
 def load_token(data_dir: Path) -> bytes | None:
-    """The running host's token, or None when there is none (or it cannot be read)."""
+    """The running host's token (keyring first, then the file of a keyring-less start), or None."""
     try:
-        token = token_path(data_dir).read_bytes().strip()
+        token = (token_path(data_dir).read_bytes().strip() or None)
     except OSError:
-        return None
-    return token or None
+        token = None
+    if token is None:
+        try:
+            found = keys.get_secret(_secret_name(data_dir))
+        except KeyringUnavailable:
+            log.debug("no usable OS keyring to read the engine token from", exc_info=True)
+            return None
+        token = found.encode("ascii") if found else None
+    return token
 
 
 def discard_token(data_dir: Path, token: bytes) -> None:
-    """Remove the token file if it is still this token (a later host may have written its own)."""
-    if load_token(data_dir) == token:
+    """Remove the token if it is still this one (a later host may have stored its own)."""
+    if load_token(data_dir) != token:
+        return
+    if token_path(data_dir).is_file():
         token_path(data_dir).unlink(missing_ok=True)
+        return
+    with contextlib.suppress(KeyringUnavailable):
+        keys.delete_secret(_secret_name(data_dir))

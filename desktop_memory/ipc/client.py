@@ -162,11 +162,11 @@ def connect(data_dir: Path) -> RemoteService | None:
     A socket or token left behind by a crashed host counts as no host.
     """
     folder = Path(data_dir)
-    token = address.load_token(folder)
-    if token is None:
-        return None
     where = address.socket_address(folder)
     if address.family() == "AF_UNIX" and not Path(where).exists():
+        return None  # no host: the keyring is not even asked
+    token = address.load_token(folder)
+    if token is None:
         return None
     try:
         conn = Client(where, family=address.family(), authkey=token)

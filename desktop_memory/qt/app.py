@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QClipboard, QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
+from ..core.errors import DesktopMemoryError
 from ..engine.settings import Settings
 from ..service import MemoryService
 from . import capture_now, single_instance
@@ -114,8 +115,14 @@ class DesktopApp(QObject):
 
         service = self.bridge.service
         assert service is not None
-        self.ipc = IpcServer(service, self.data_dir, run=lambda fn: self.bridge.call(lambda _s: fn()))
-        self.ipc.start()
+        ipc = IpcServer(service, self.data_dir, run=lambda fn: self.bridge.call(lambda _s: fn()))
+        try:
+            ipc.start()
+        except DesktopMemoryError as exc:  # e.g. the keyring went away: the app itself still works
+            log.info("not serving the engine on the local socket")
+            self.notify(f"The command line and AI agents cannot reach the app: {exc}")
+            return
+        self.ipc = ipc
         log.info("serving the engine on the local socket")
 
     def _start_enrichment(self) -> None:

@@ -12,14 +12,28 @@ from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client
 from pathlib import Path
 
+import keyring
+import keyring.backends.fail
+import keyring.core
 import pytest
 
-from desktop_memory.core.errors import InvalidInput, ModelUnavailable, NotFound
+from desktop_memory.core.errors import InvalidInput, KeyringUnavailable, ModelUnavailable, NotFound
 from desktop_memory.core.query import Filters, parse_date
 from desktop_memory.ipc import address
 from desktop_memory.ipc.client import HostGone, RemoteService, connect, via_host
 from desktop_memory.ipc.codec import RemoteBug
 from desktop_memory.ipc.server import IpcServer
+from tests.fakes import MemoryKeyring
+
+
+@pytest.fixture(autouse=True)
+def ring():
+    """The engine token lives in the OS keyring: an in-process one here (unit tests)."""
+    before = keyring.get_keyring()
+    installed = MemoryKeyring()
+    keyring.set_keyring(installed)
+    yield installed
+    keyring.set_keyring(before)
 
 
 @pytest.fixture
@@ -122,17 +136,36 @@ def test_a_client_without_the_token_is_refused(host: IpcServer, data_dir: Path):
     remote.close()
 
 
-def test_token_and_socket_are_private_and_removed_on_close(fake_service, data_dir: Path):
+def test_the_token_lives_in_the_keyring_and_the_socket_is_private(fake_service, data_dir: Path, ring):
     server = IpcServer(fake_service, data_dir)
     server.start()
-    token_file = address.token_path(data_dir)
-    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
-    assert len(token_file.read_bytes()) == 64
+    (name, token), = ((u, p) for (s, u), p in ring.items.items() if s == "desktop-memory")
+    assert name.startswith("engine-token:") and len(token) == 64
+    assert not address.token_path(data_dir).exists()  # no file holds it
+    assert token.encode() not in b"".join(f.read_bytes() for f in data_dir.rglob("*") if f.is_file())
     assert stat.S_IMODE(os.stat(server.address).st_mode) & 0o077 == 0
     server.close()
-    assert not token_file.exists() and not Path(server.address).exists()
+    assert not ring.items and not Path(server.address).exists()
     assert connect(data_dir) is None
     server.close()  # twice is fine
+
+
+def test_without_a_keyring_the_token_goes_to_a_private_file_only_for_a_plain_folder(fake_service, data_dir: Path,
+                                                                                    monkeypatch):
+    keyring.set_keyring(keyring.backends.fail.Keyring())
+    monkeypatch.setattr(keyring.core, "init_backend", lambda *a: None)  # and none appears later
+    monkeypatch.setenv("DESKTOP_MEMORY_ENCRYPTION", "on")
+    with pytest.raises(KeyringUnavailable, match="keyring"):
+        IpcServer(fake_service, data_dir).start()
+    assert not address.token_path(data_dir).exists()
+    monkeypatch.setenv("DESKTOP_MEMORY_ENCRYPTION", "off")  # the person runs this folder without a keyring
+    with IpcServer(fake_service, data_dir):
+        token_file = address.token_path(data_dir)
+        assert stat.S_IMODE(token_file.stat().st_mode) == 0o600 and len(token_file.read_bytes()) == 64
+        remote = connect(data_dir)
+        assert remote is not None and remote.ping()["pid"] == os.getpid()
+        remote.close()
+    assert not address.token_path(data_dir).exists()
 
 
 def test_each_start_has_a_new_token(fake_service, data_dir: Path):

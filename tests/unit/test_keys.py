@@ -12,32 +12,10 @@ import keyring.backend
 import keyring.backends.fail
 import keyring.backends.null
 import pytest
-from jaraco.classes import properties
 
 from desktop_memory.core.errors import KeyringUnavailable, WrongKey
 from desktop_memory.engine import encryption, keys
-
-
-class MemoryKeyring(keyring.backend.KeyringBackend):
-    """An in-process keyring for unit tests only: installed with set_keyring, never chosen by keyring itself."""
-
-    @properties.classproperty
-    def priority(cls) -> float:  # keyring registers every subclass; raising here keeps this one out of detection
-        raise RuntimeError("a unit-test keyring")
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.items: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.items.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.items[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        if self.items.pop((service, username), None) is None:
-            raise keyring.errors.PasswordDeleteError(username)
+from tests.fakes import MemoryKeyring
 
 
 class HangingKeyring(MemoryKeyring):

@@ -10,7 +10,7 @@ import pytest
 
 from desktop_memory.core.errors import StorageError, WrongKey
 from desktop_memory.engine import encryption
-from tests.unit.test_keys import MemoryKeyring
+from tests.fakes import MemoryKeyring
 
 
 @pytest.fixture
