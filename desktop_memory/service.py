@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -10,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -25,6 +26,7 @@ from .engine import encryption
 from .engine.embed import Embedder
 from .engine.enrichment import Enricher, EnrichmentQueue, EnrichReport
 from .engine.enrichment import status as enrichment_status
+from .engine.foreground import Foreground
 from .engine.lock import DataDirLock
 from .engine.settings import Settings
 from .engine.store import Store
@@ -97,6 +99,20 @@ def _redact_json(value: Any, counts: dict[str, int]) -> Any:
     return value
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def serves_the_person(method: _F) -> _F:
+    """A request someone waits for: background enrichment pauses while it runs (engine/foreground.py)."""
+
+    @functools.wraps(method)
+    def wrapper(self: MemoryService, *args: Any, **kwargs: Any) -> Any:
+        with self.foreground.busy():
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 class MemoryService:
     """Owns one data folder: its lock, the SQLite store, the Chroma index and the embedder."""
 
@@ -126,6 +142,7 @@ class MemoryService:
         self._vectors: VectorIndex | None = None
         self._recent: tuple[list[str], np.ndarray] | None = None
         self._enricher: Enricher | None = None
+        self.foreground = Foreground()  # requests it serves go before background enrichment
         self._query_lane = ThreadPoolExecutor(1, thread_name_prefix="dm-query-vector")
 
     # -- lifecycle of the service -------------------------------------------------------------
@@ -328,11 +345,13 @@ class MemoryService:
         except DesktopMemoryError:
             return None
 
+    @serves_the_person
     def add(self, content: str | bytes, *, source: str = "manual", **fields: Any) -> AddResult:
         """Remember one text (normalised, redacted, deduplicated); it is searchable on return."""
         memory, counts = self._prepare(content, source=source, **fields)
         return self._store_batch([_Prepared(0, memory, counts)])[0]
 
+    @serves_the_person
     def import_records(
         self,
         lines: Iterable[str | bytes],
@@ -411,6 +430,7 @@ class MemoryService:
         )
 
     # -- searching ----------------------------------------------------------------------------
+    @serves_the_person
     def search(
         self, query: str, *, limit: int = 10, filters: Filters | None = None, record_access: bool = True
     ) -> list[Hit]:
@@ -493,6 +513,7 @@ class MemoryService:
         return not (f.before and m.created_at >= f.before.timestamp())
 
     # -- context ------------------------------------------------------------------------------
+    @serves_the_person
     def context(
         self,
         query: str | None = None,
@@ -648,7 +669,8 @@ class MemoryService:
     def enricher(self) -> Enricher:
         """The enrichment thread's controller (the thread starts on first use)."""
         if self._enricher is None:
-            self._enricher = Enricher(self.store.path, self.settings, open_db=self._second_connection)
+            self._enricher = Enricher(self.store.path, self.settings, open_db=self._second_connection,
+                                      foreground=self.foreground)
         return self._enricher
 
     def _second_connection(self) -> Any:

@@ -27,6 +27,7 @@ import apsw
 from ..core import extract as ex
 from ..core.errors import DesktopMemoryError, ModelUnavailable
 from ..core.importance import blend, signals
+from .foreground import Foreground
 from .llm import LocalModel, ModelInfo, check_model, default_threads, prompt
 from .settings import Settings
 
@@ -310,8 +311,11 @@ class Enricher:
 
     def __init__(self, db_path: Path, settings: Settings,
                  model_factory: Callable[[ModelInfo, Settings], LocalModel] | None = None,
-                 open_db: Callable[[], apsw.Connection] | None = None) -> None:
+                 open_db: Callable[[], apsw.Connection] | None = None,
+                 foreground: Foreground | None = None) -> None:
         self.db_path = db_path
+        self.foreground = foreground or Foreground()
+        self._in_background_job = False
         self._open_db = open_db or (lambda: connect(db_path))
         self.settings = settings
         self._factory = model_factory or (lambda info, s: LocalModel(
@@ -412,7 +416,17 @@ class Enricher:
                     self.low_priority = lower_thread_priority()
                 job = self.queue.next() if background else None
                 if job is not None:
-                    self._process(job, EnrichReport())
+                    self.foreground.wait_quiet(self._should_stop)  # the person's requests first
+                    if self._should_stop():
+                        continue  # a call (or stop) came first; the job stays queued
+                    job = self.queue.next()  # after a long wait, the queue's head may have changed
+                    if job is None:
+                        continue
+                    self._in_background_job = True
+                    try:
+                        self._process(job, EnrichReport())
+                    finally:
+                        self._in_background_job = False
                     continue
                 self._idle()
         except Exception as exc:  # noqa: BLE001 - the worker barrier: record it, never kill the host
@@ -427,6 +441,14 @@ class Enricher:
                 future.set_exception(ModelUnavailable("the enrichment worker stopped"))
             self._drop_model()
             self.db.close()
+
+    def _should_stop(self) -> bool:
+        return self._stopping or bool(self._calls)
+
+    def _between_tokens(self) -> None:
+        """Called by the model after each token: a background job pauses while a request is served."""
+        if self._in_background_job:
+            self.foreground.wait_quiet(self._should_stop)
 
     def _run_call(self, fn: Callable[[], Any], future: Future) -> None:
         try:
@@ -460,6 +482,7 @@ class Enricher:
                 info = check_model(self.settings.llm_model_path or None)
                 self._follow_model(info.model_id)
                 self.model = self._factory(info, self.settings)
+                self.model.between_tokens = self._between_tokens
             except ModelUnavailable as exc:
                 self.model_error = str(exc)
                 log.warning("enrichment without a model: %s", exc)

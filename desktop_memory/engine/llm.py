@@ -14,6 +14,7 @@ import os
 import struct
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -119,6 +120,7 @@ class LocalModel:
         self._owner: int | None = None
         self.last_used = 0.0
         self.load_seconds = 0.0
+        self.between_tokens: Callable[[], None] | None = None  # may block: lets a busy engine go first
 
     @property
     def loaded(self) -> bool:
@@ -163,6 +165,11 @@ class LocalModel:
             return text
         return llama.detokenize(tokens[:max_tokens]).decode("utf-8", errors="ignore") + " …"
 
+    def _pause_point(self, _ids: Any, scores: Any) -> Any:
+        if self.between_tokens is not None:
+            self.between_tokens()
+        return scores
+
     def json_completion(self, system: str, user: str, schema: dict[str, Any], *, max_tokens: int) -> dict[str, Any]:
         """A chat completion constrained by a JSON schema; {} if the output was cut short."""
         llama = self.load()
@@ -170,6 +177,7 @@ class LocalModel:
             messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
             response_format={"type": "json_object", "schema": schema},
             max_tokens=max_tokens, temperature=0.0, top_k=1, repeat_penalty=1.1,
+            logits_processor=[self._pause_point] if self.between_tokens else None,
         )
         self.last_used = time.monotonic()
         text = result["choices"][0]["message"]["content"] or ""

@@ -194,3 +194,43 @@ def test_sigkill_during_enrichment_resumes_without_losing_jobs(tmp_path: Path, r
         assert svc.enrichment_status()["queued"] == 0
         states = {r[0] for r in svc.store.rows("SELECT enrichment_state FROM memories")}
         assert states <= {"done", "basic"}
+
+
+def test_a_background_job_pauses_between_tokens_while_a_request_is_served(real_service: MemoryService):
+    """The real llama.cpp generation loop calls the pause point after every token; a search holds it."""
+    svc = real_service
+    svc.settings.llm_idle_unload_s = 60
+    svc.start_enrichment()
+    svc.enricher.wake()
+    waiting = svc.add(MEETING).memory.id  # a long text: a summary of many tokens
+    model = None
+    for _ in range(600):  # the model loads and starts generating
+        model = svc.enricher.model
+        if model is not None and model.loaded:
+            break
+        time.sleep(0.05)
+    assert model is not None and model.between_tokens is not None
+    seen: list[float] = []
+    pause = model.between_tokens
+
+    def counting_pause() -> None:
+        seen.append(time.monotonic())
+        pause()
+
+    model.between_tokens = counting_pause
+    for _ in range(600):
+        if seen:
+            break
+        time.sleep(0.05)
+    assert seen, "the generation never reached a pause point"
+    with svc.foreground.busy():  # the person searches: generation stops at the next token
+        time.sleep(0.3)
+        count = len(seen)
+        time.sleep(1.5)
+        assert len(seen) <= count + 1 and svc.get(waiting).enrichment_state == "pending"
+    for _ in range(1200):  # and resumes after the quiet gap
+        if svc.get(waiting).enrichment_state != "pending":
+            break
+        time.sleep(0.1)
+    assert len(seen) > count + 1 and svc.get(waiting).enrichment_state == "done"
+    svc.stop_enrichment()

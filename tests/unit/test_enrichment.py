@@ -32,6 +32,8 @@ class FakeModel:
         self.load_seconds = 0.0
         self.threads: set[int] = set()
         self.calls = 0
+        self.between_tokens: Any = None
+        self.pauses = 0
 
     def load(self) -> None:
         self.threads.add(threading.get_ident())
@@ -47,6 +49,10 @@ class FakeModel:
     def json_completion(self, system: str, user: str, schema: dict, *, max_tokens: int) -> dict[str, Any]:
         self.threads.add(threading.get_ident())
         self.calls += 1
+        for _token in range(3):  # the real model calls this after every generated token
+            if self.between_tokens is not None:
+                self.pauses += 1
+                self.between_tokens()
         if self.fail:
             raise RuntimeError("llama_decode returned -1")
         assert "{text}" not in user and set(self.answer) <= set(schema["properties"]) | {"summary"}
@@ -77,7 +83,7 @@ def use_model(svc: MemoryService, **kw: Any) -> list[FakeModel]:
         made.append(FakeModel(info, **kw))
         return made[-1]
 
-    svc._enricher = Enricher(svc.store.path, svc.settings, model_factory=factory)
+    svc._enricher = Enricher(svc.store.path, svc.settings, model_factory=factory, foreground=svc.foreground)
     return made
 
 
@@ -270,3 +276,25 @@ def test_capture_and_background_enrichment_write_at_the_same_time(service):
     assert service.enricher.crashed == ""
     states = {service.get(i).enrichment_state for i in set(added)}
     assert states == {"done"}
+
+
+def test_background_jobs_wait_while_the_person_is_served_explicit_ones_do_not(service):
+    made = use_model(service)
+    waiting = service.add("queued while the person searches; Priya reviews the Atlas budget").memory.id
+    with service.foreground.busy():  # a request in progress (a long search, an import, ...)
+        service.start_enrichment()
+        service.enricher.wake()
+        threading.Event().wait(1.0)
+        assert service.get(waiting).enrichment_state == "pending" and not made  # nothing started
+        report = service.enrich(1)  # asked for by the person: runs now
+        assert report.processed == 1 and service.get(waiting).enrichment_state == "done"
+        later = service.add("another note for the background, about the Lisbon offsite").memory.id
+        threading.Event().wait(1.0)
+        assert service.get(later).enrichment_state == "pending"
+    for _ in range(200):  # quiet now: the background job runs
+        if service.get(later).enrichment_state == "done":
+            break
+        threading.Event().wait(0.05)
+    assert service.get(later).enrichment_state == "done"
+    assert made[0].pauses >= 3  # it offered to pause after each token of the background job
+    service.stop_enrichment()
