@@ -11,7 +11,9 @@ Chroma and the GGUF model through llama-cpp-python.
 3. Latency: `add` (capture: normalise, redact, embed, store, index) and `search` p50/p95, first with the
    enrichment thread idle, then while it works through a full queue in the background at low priority,
    then idle again, each for --seconds; the busy phase starts once the first background job is done and
-   reports how many memories the thread enriched meanwhile. Queries and texts are distinct (no cache helps).
+   reports how many memories the thread enriched meanwhile. Then both again with a pause of --pace seconds
+   between operations (a person at work: enrichment runs in the gaps, engine/foreground.py). Queries and
+   texts are distinct (no cache helps).
 """
 
 from __future__ import annotations
@@ -72,12 +74,15 @@ def pct(values: list[float], q: float) -> float:
     return round(values[min(len(values) - 1, int(q * len(values)))] * 1000, 1)
 
 
-def latencies(service: MemoryService, rng: random.Random, seconds: float, tag: str) -> dict[str, float]:
-    """add + search pairs, one after the other, for `seconds`."""
+def latencies(service: MemoryService, rng: random.Random, seconds: float, tag: str,
+              pace: float = 0.0) -> dict[str, float]:
+    """add + search pairs for `seconds`: back to back, or one pair every `pace` seconds (a person at work)."""
     adds, searches = [], []
     end = time.monotonic() + seconds
     i = 0
     while time.monotonic() < end:
+        if pace and i:
+            time.sleep(pace)
         i += 1
         text = f"{tag} {i}: " + text_of(rng, 200)
         started = time.perf_counter()
@@ -90,7 +95,7 @@ def latencies(service: MemoryService, rng: random.Random, seconds: float, tag: s
     return {"add_p50_ms": pct(adds, 0.5), "add_p95_ms": pct(adds, 0.95), "add_mean_ms": round(
         statistics.mean(adds) * 1000, 1), "search_p50_ms": pct(searches, 0.5), "search_p95_ms": pct(searches, 0.95),
         "search_mean_ms": round(statistics.mean(searches) * 1000, 1), "load_avg": os.getloadavg()[0],
-        "operations": len(adds)}
+        "operations": len(adds), "pace_s": pace}
 
 
 def main() -> None:
@@ -99,6 +104,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=0, help="llama.cpp threads (0: the engine's default)")
     ap.add_argument("--n", type=int, default=30, help="texts per size for throughput")
     ap.add_argument("--seconds", type=float, default=40, help="length of each latency phase")
+    ap.add_argument("--pace", type=float, default=1.0, help="seconds between operations in the paced phases")
     ap.add_argument("--corpus", type=int, default=1000, help="memories in the store before measuring")
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--out")
@@ -148,10 +154,16 @@ def main() -> None:
         report["busy"] = latencies(service, rng, args.seconds, "busy")
         report["busy"]["enriched_during_phase"] = service.store.scalar(done) - before
         report["busy"]["queue_at_start"] = queued
+        waited = service.foreground.waited_s
+        before = service.store.scalar(done)
+        report["busy_paced"] = latencies(service, rng, args.seconds, "paced", pace=args.pace)
+        report["busy_paced"]["enriched_during_phase"] = service.store.scalar(done) - before
+        report["busy_paced"]["enrichment_waited_s"] = round(service.foreground.waited_s - waited, 1)
         service.stop_enrichment()
         with service.store.transaction():
             service.store.db.execute("DELETE FROM enrichment_queue")
         report["idle_after"] = latencies(service, rng, args.seconds, "after")
+        report["idle_paced"] = latencies(service, rng, args.seconds, "idlepaced", pace=args.pace)
         report["load_avg_end"] = os.getloadavg()
     print(json.dumps(report, indent=1))
     if args.out:
