@@ -15,11 +15,13 @@ from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QClipboard, QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
+from ..core.capture import CaptureEvent, RecentCaptures, Snapshot
 from ..core.errors import DesktopMemoryError
 from ..engine.settings import Settings
 from ..service import MemoryService
 from . import capture_now, single_instance
 from .bridge import EngineBridge
+from .clipboard_watcher import ClipboardWatcher
 from .search_window import SearchWindow
 from .settings_window import SettingsWindow
 from .tray import Tray, icon
@@ -50,12 +52,14 @@ class DesktopApp(QObject):
         self.paused_until: float | None = None  # math.inf: until resumed
         self.enrich_pending = 0
         self.ipc = None
+        self.recent = RecentCaptures(RECENT)
         settings = Settings.load(data_dir)
         make = opener or MemoryService
         self.bridge = EngineBridge(lambda: make(data_dir))
         self.search = SearchWindow(self.bridge, settings, settings.hotkey_search)
         self.settings_window = SettingsWindow(self.bridge, data_dir)
         self.tray = Tray(self)
+        self.watcher = ClipboardWatcher(self)
         self.instance = single_instance.InstanceServer(single_instance.server_name(data_dir), self)
         self._resume = QTimer(self, singleShot=True, timeout=self.resume_capture)
         self._queue_poll = QTimer(self, interval=QUEUE_POLL_MS, timeout=self._poll_queue)
@@ -67,14 +71,14 @@ class DesktopApp(QObject):
         self.bridge.busy_changed.connect(lambda _: self._update_tray())
         self.search.notice.connect(self.notify)
         self.settings_window.notice.connect(self.notify)
-        self.settings_window.saved.connect(lambda s: self.search.apply_settings(s, s.hotkey_search))
+        self.settings_window.saved.connect(self._settings_loaded)
+        self.watcher.copy_settled.connect(self.capture_copy)
         self.instance.command_received.connect(self._command)
         t = self.tray
         t.search_requested.connect(self.search.toggle)
         t.capture_requested.connect(self.capture_clipboard)
         t.pause_requested.connect(self.pause_capture)
         t.resume_requested.connect(self.resume_capture)
-        t.recent_wanted.connect(self.refresh_recent)
         t.recent_chosen.connect(lambda mid: self.search.show_and_focus(select_id=mid))
         t.settings_requested.connect(self.open_settings)
         t.folder_requested.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.data_dir))))
@@ -106,7 +110,6 @@ class DesktopApp(QObject):
                            lambda _: log.info("embedding model loaded"))
         self._host_ipc()
         self._start_enrichment()
-        self.refresh_recent()
         self.engine_ready.emit()
 
     def _host_ipc(self) -> None:
@@ -152,9 +155,14 @@ class DesktopApp(QObject):
     def _settings_loaded(self, settings: Settings) -> None:
         self.search.apply_settings(settings, settings.hotkey_search)
         self.settings_window.load(settings)
+        if settings.capture_enabled:
+            self.watcher.start()
+        else:
+            self.watcher.stop()
 
     def quit(self) -> None:
         log.info("quitting")
+        self.watcher.stop()
         self._queue_poll.stop()
         self._tray_watch.stop()
         self.instance.close()
@@ -182,13 +190,24 @@ class DesktopApp(QObject):
         self.tray.notify(message)
 
     def capture_clipboard(self) -> None:
-        snap = capture_now.snapshot(QGuiApplication.clipboard().mimeData(QClipboard.Mode.Clipboard))
+        """Capture clipboard now (an explicit request: not stopped by pause or capture being off)."""
+        app, window = self.watcher.windows.current()
+        snap = capture_now.snapshot(QGuiApplication.clipboard().mimeData(QClipboard.Mode.Clipboard), app, window)
         self.bridge.submit(lambda s: capture_now.capture(s, snap), self._captured)
 
-    def _captured(self, message: str) -> None:
+    def capture_copy(self, snap: Snapshot) -> None:
+        """A copy the watcher saw settle: stored unless paused, off, marked secret or ruled out."""
+        paused = self.capture_paused
+        self.bridge.submit(lambda s: capture_now.capture(s, snap, automatic=True, paused=paused), self._captured)
+
+    def _captured(self, outcome: tuple[str, CaptureEvent]) -> None:
+        message, event = outcome
+        if event.reason == "our own copy":  # the context we just copied: not news
+            return
+        self.recent.add(event)
         log.info("capture finished: %s", message.split(" (")[0])
         self.notify(message)
-        self.refresh_recent()
+        self.tray.set_recent(list(self.recent))
 
     def pause_capture(self, minutes: int) -> None:
         self.paused_until = time.time() + minutes * 60 if minutes else math.inf
@@ -210,11 +229,6 @@ class DesktopApp(QObject):
     def _update_tray(self) -> None:
         working = self.bridge.busy or self.enrich_pending > 0
         self.tray.set_state(paused=self.capture_paused, working=working)
-
-    def refresh_recent(self) -> None:
-        if self.bridge.is_open:
-            self.bridge.submit(lambda s: [h.memory for h in s.search("", limit=RECENT, record_access=False)],
-                               self.tray.set_recent, lambda _m: None, lane="recent")
 
     def open_settings(self) -> None:
         self.bridge.submit(lambda s: s.settings, self.settings_window.show_settings)

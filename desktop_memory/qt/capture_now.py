@@ -1,16 +1,25 @@
-"""'Capture clipboard now': store the clipboard's text through the capture decision of core/capture.py.
+"""Store a copy through the capture decision of core/capture.py: "Capture clipboard now" and the watcher.
 
-`snapshot` runs on the GUI thread (it reads the clipboard); `capture` runs on the engine thread. The
-message it returns is for a notification, so it never quotes the text.
+`snapshot` runs on the GUI thread (it reads the clipboard); `capture` runs on the engine thread. What it
+returns is for a notification and for "Recent captures", so it never quotes the text.
 """
 
 from __future__ import annotations
 
 import re
+import time
 
 from PySide6.QtCore import QMimeData
 
-from ..core.capture import DEFAULT_RULES, MARKER_FORMATS, OWN_MIME, CaptureRule, Snapshot, decide
+from ..core.capture import (
+    DEFAULT_RULES,
+    MARKER_FORMATS,
+    OWN_MIME,
+    CaptureEvent,
+    CaptureRule,
+    Snapshot,
+    decide,
+)
 from ..core.redact import redact
 from ..engine.settings import Settings
 from ..service import MemoryService
@@ -19,14 +28,14 @@ _PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 _WORD = re.compile(r"\w+")
 
 
-def snapshot(mime: QMimeData | None, app: str = "") -> Snapshot:
+def snapshot(mime: QMimeData | None, app: str = "", window: str = "") -> Snapshot:
     """What the clipboard holds: its text and only the formats that mark secrets (or our own copies)."""
     if mime is None:
         return Snapshot(None, kind="empty")
     wanted = (*MARKER_FORMATS, OWN_MIME)
     formats = {f: bytes(mime.data(f).data()) for f in mime.formats() if any(w in f for w in wanted)}
     text = mime.text() if mime.hasText() else None
-    return Snapshot(text, formats, app=app, kind="text" if text is not None else "image or files")
+    return Snapshot(text, formats, app=app, window=window, kind="text" if text is not None else "image or files")
 
 
 def rules(settings: Settings) -> list[CaptureRule]:
@@ -36,20 +45,33 @@ def rules(settings: Settings) -> list[CaptureRule]:
     return [*DEFAULT_RULES, *mine]
 
 
-def capture(service: MemoryService, snap: Snapshot) -> str:
-    """Remember the clipboard's text (an explicit request: capture being off or paused does not stop it)."""
+def capture(service: MemoryService, snap: Snapshot, *, automatic: bool = False,
+            paused: bool = False) -> tuple[str, CaptureEvent]:
+    """Remember the copy's text; (notification text, Recent-captures event). Neither quotes the copy.
+
+    An explicit request ("Capture clipboard now", a hotkey) is not stopped by capture being off or
+    paused; the watcher's automatic captures are.
+    """
+    def skipped(reason: str) -> tuple[str, CaptureEvent]:
+        return f"Skipped: {reason}", CaptureEvent(time.time(), False, reason, app=snap.app)
+
     if snap.text is not None and not snap.text.strip():
-        return "Nothing saved: the clipboard holds no text"
+        return "Nothing saved: the clipboard holds no text", CaptureEvent(time.time(), False, "empty", app=snap.app)
+    gate = {"paused": paused, "enabled": service.settings.capture_enabled} if automatic else {}
     try:
-        decision = decide(snap, rules=rules(service.settings))
-    except ValueError:  # a broken rule in settings.json never blocks an explicit capture
-        decision = decide(snap)
+        decision = decide(snap, rules=rules(service.settings), **gate)
+    except ValueError:  # a broken rule in settings.json never blocks a capture
+        decision = decide(snap, **gate)
     if not decision.store:
-        return f"Skipped: {decision.reason}"
+        return skipped(decision.reason)
     red = redact(decision.text)
     if red.total and len(_WORD.findall(_PLACEHOLDER.sub(" ", red.text))) < 3:  # a secret, maybe with a label
-        return "Skipped: looks like a password"
-    result = service.add(decision.text, source="clipboard", source_app=snap.app, tags=decision.tags)
+        return skipped("looks like a password")
+    meta = {"window": snap.window} if snap.window else {}
+    result = service.add(decision.text, source="clipboard", source_app=snap.app, tags=decision.tags, metadata=meta)
     note = f" ({sum(result.redactions.values())} secret(s) redacted)" if result.redactions else ""
-    return {"added": "Saved", "duplicate": "Already remembered", "merged": "Saved (updated a similar memory)"}[
+    message = {"added": "Saved", "duplicate": "Already remembered", "merged": "Saved (updated a similar memory)"}[
         result.status] + note
+    m = result.memory
+    return message, CaptureEvent(time.time(), True, message.lower(), app=snap.app, memory_id=m.id,
+                                 title=m.title or m.content.split("\n", 1)[0][:60])

@@ -6,7 +6,7 @@ import datetime as dt
 import html
 import logging
 
-from PySide6.QtCore import QEvent, QItemSelectionModel, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, QItemSelectionModel, QMimeData, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core.capture import OWN_MIME
 from ..core.context import Context, build_context
 from ..core.models import Hit, Memory
 from ..engine.settings import Settings
@@ -32,6 +33,14 @@ from .preview import PreviewPane
 from .results import MemoryRole, ResultDelegate, ResultsModel
 
 log = logging.getLogger(__name__)
+
+
+def put_on_clipboard(text: str) -> None:
+    """Our copy, marked with our own format so the clipboard watcher does not store it again."""
+    mime = QMimeData()
+    mime.setText(text)
+    mime.setData(OWN_MIME, QByteArray(b"1"))
+    QGuiApplication.clipboard().setMimeData(mime)
 
 DEBOUNCE_MS = 120
 RESULT_LIMIT = 30
@@ -302,7 +311,7 @@ class SearchWindow(QWidget):
                            self.notice.emit)
 
     def _context_ready(self, ctx: Context) -> None:
-        QGuiApplication.clipboard().setText(ctx.text)
+        put_on_clipboard(ctx.text)
         self.hide()
         log.info("context copied: %d memories, %d tokens", len(ctx.included), ctx.tokens)
         self.copied.emit("context", len(ctx.included), ctx.tokens)
@@ -313,7 +322,7 @@ class SearchWindow(QWidget):
         if not chosen:
             return
         text = "\n\n".join(m.content for m in chosen)
-        QGuiApplication.clipboard().setText(text)
+        put_on_clipboard(text)
         self.hide()
         log.info("text copied: %d memories", len(chosen))
         self.copied.emit("text", len(chosen), 0)

@@ -8,7 +8,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QIcon
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
-from ..core.models import Memory
+from ..core.capture import CaptureEvent
 from . import display
 
 STATES = ("ready", "paused", "working")
@@ -78,13 +78,19 @@ class Tray(QObject):
         self.pause_menu.menuAction().setVisible(not paused)
         self.resume_action.setVisible(paused)
 
-    def set_recent(self, memories: list[Memory]) -> None:
+    def set_recent(self, events: list[CaptureEvent]) -> None:
+        """What the last copies became: saved ones open in the search window; skipped ones say why only."""
         self.recent_menu.clear()
-        if not memories:
-            self.recent_menu.addAction("Nothing yet").setEnabled(False)
-        for m in memories:
-            label = f"{display.title_of(m)[:60]}  ({display.relative_time(m.created_at)})".replace("&", "&&")
-            self.recent_menu.addAction(label, lambda i=m.id: self.recent_chosen.emit(i))
+        if not events:
+            self.recent_menu.addAction("Nothing captured since the app started").setEnabled(False)
+        for e in events:
+            when = display.relative_time(e.at)
+            if e.stored:
+                label = f"Saved: {e.title[:60]}  ({when})".replace("&", "&&")
+                self.recent_menu.addAction(label, lambda i=e.memory_id: self.recent_chosen.emit(i))
+            else:
+                label = f"Skipped: {e.reason}" + (f" · {e.app}" if e.app else "") + f"  ({when})"
+                self.recent_menu.addAction(label.replace("&", "&&")).setEnabled(False)
 
     def notify(self, message: str) -> None:
         """A small balloon; callers pass status text only, never memory content."""

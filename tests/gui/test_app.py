@@ -19,8 +19,11 @@ from tests.fakes import FakeEmbedder
 
 
 @pytest.fixture
-def desktop(qtbot, tmp_path: Path, monkeypatch):
+def desktop(qtbot, tmp_path: Path, monkeypatch, request):
     monkeypatch.setattr("desktop_memory.qt.app.QApplication.exit", lambda *a: None)  # the test owns the loop
+    if "watching" not in request.keywords:  # only the watcher's own tests let it capture by itself
+        (tmp_path / "data").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "data" / "settings.json").write_text('{"capture_enabled": false}', encoding="utf-8")
     app = DesktopApp(tmp_path / "data", opener=lambda folder: MemoryService(folder, embedder=FakeEmbedder()))
     with qtbot.waitSignal(app.engine_ready, timeout=20_000):
         assert app.start()
@@ -86,8 +89,11 @@ def test_capture_now_saves_and_never_shows_secrets(qtbot, desktop, engine) -> No
     stored = engine(desktop.bridge, lambda s: [m["content"] for m in s.export_records()])
     assert sorted(stored) == ["The offsite is in Lisbon on May 12th",
                               "deploy with token [REDACTED:github_token] today"]
-    qtbot.waitUntil(lambda: len(desktop.tray.recent_menu.actions()) == 2, timeout=10_000)
-    assert desktop.tray.recent_menu.actions()[1].text().startswith("The offsite is in Lisbon")
+    labels = [a.text() for a in desktop.tray.recent_menu.actions()]  # newest first, reasons only when skipped
+    assert labels[0].startswith("Skipped: rule: one-time code") and len(labels) == 8
+    assert any(t.startswith("Saved: The offsite is in Lisbon") for t in labels)
+    assert sum(t.startswith("Skipped: looks like a password") for t in labels) == 2
+    assert not any(s in " ".join(labels) for s in ("hunter2", "ghp_", "horse", "ticket-42", "482913"))
 
 
 def test_a_second_start_shows_the_search_window(qtbot, desktop, tmp_path) -> None:
@@ -133,3 +139,34 @@ def test_the_tray_works_while_the_enrichment_queue_is_not_empty(qtbot, desktop, 
     engine(desktop.bridge, lambda s: s.enrich(10))
     desktop._poll_queue()
     qtbot.waitUntil(lambda: desktop.tray.state == "ready", timeout=10_000)
+
+
+@pytest.mark.watching
+def test_the_watcher_stores_copies_once_per_burst_and_skips_marked_and_own_copies(qtbot, desktop, engine) -> None:
+    notices: list[str] = []
+    desktop.tray.notify = notices.append
+    clipboard = QGuiApplication.clipboard()
+    for partial in ("The standup", "The standup moves", "The standup moves to 9:30 from Monday on"):
+        clipboard.setText(partial)  # a burst: someone adjusting a selection and copying again
+    qtbot.waitUntil(lambda: len(notices) == 1, timeout=10_000)
+    assert notices == ["Saved"]
+    clipboard.setText("The standup moves to 9:30 from Monday on")  # the same text again: nothing new
+    marked = QMimeData()
+    marked.setText("correct horse battery staple, the long passphrase")
+    marked.setData("x-kde-passwordManagerHint", QByteArray(b"secret"))
+    clipboard.setMimeData(marked)
+    qtbot.waitUntil(lambda: len(notices) == 2, timeout=10_000)
+    assert notices[1] == "Skipped: password manager"
+    desktop.search._context_ready(  # our own copy (Enter in the search window) is not captured again
+        engine(desktop.bridge, lambda s: s.context("standup", budget=200)))
+    desktop.pause_capture(15)
+    clipboard.setText("Copied while capture is paused: the budget review notes")
+    qtbot.waitUntil(lambda: len(notices) >= 4, timeout=10_000)
+    assert notices[2].startswith("Copied context") and notices[3] == "Skipped: paused"
+    desktop.resume_capture()
+    stored = engine(desktop.bridge, lambda s: [m["content"] for m in s.export_records()])
+    assert stored == ["The standup moves to 9:30 from Monday on"]
+    labels = [a.text() for a in desktop.tray.recent_menu.actions()]
+    assert labels[0].startswith("Skipped: paused") and labels[1].startswith("Skipped: password manager")
+    assert labels[2].startswith("Saved: The standup moves") and len(labels) == 3
+    assert "horse" not in " ".join(labels + notices) and "budget review" not in " ".join(labels + notices)

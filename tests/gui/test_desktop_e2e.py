@@ -7,6 +7,7 @@ start, typing with xdotool, Enter, and reading the clipboard back from another p
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -154,3 +155,65 @@ def test_capture_search_and_copy_context_through_the_real_app(app: AppProcess, d
     app.wait_for(r"search window shown", count=2)
     assert app.stop() == 0
     assert "Traceback" not in app.log() and "quitting" in app.log()
+
+
+OFFER_MARKED = """
+import sys
+from PySide6.QtCore import QByteArray, QMimeData, QTimer
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+mime = QMimeData()
+mime.setText(sys.argv[1])
+mime.setData("x-kde-passwordManagerHint", QByteArray(b"secret"))
+app.clipboard().setMimeData(mime)
+print("offered", flush=True)
+QTimer.singleShot(int(float(sys.argv[2]) * 1000), app.quit)
+app.exec()
+"""
+
+
+def copy(text: str, env: dict[str, str]) -> subprocess.Popen:
+    """Another app copies text (xclip keeps owning the clipboard until something else copies)."""
+    holder = subprocess.Popen(["xclip", "-quiet", "-selection", "clipboard"], stdin=subprocess.PIPE,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, text=True)
+    assert holder.stdin is not None
+    holder.stdin.write(text)
+    holder.stdin.close()
+    return holder
+
+
+def test_the_clipboard_watcher_stores_copies_from_other_apps_and_honours_the_marker(
+        app: AppProcess, desktop_env: dict[str, str]) -> None:
+    env = desktop_env
+    app.wait_for(r"clipboard watcher started")
+    app.wait_for(r"embedding model loaded")
+    holders = [copy("Quarterly numbers: revenue grew 12 percent in the northern region", env)]
+    app.wait_for(r"capture finished: Saved")
+
+    # a password manager's copy carries x-kde-passwordManagerHint=secret next to the text
+    marked = subprocess.Popen([sys.executable, "-c", OFFER_MARKED, "hunter2 correct horse battery staple", "8"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+    assert marked.stdout is not None and marked.stdout.readline().strip() == "offered"
+    app.wait_for(r"capture finished: Skipped: password manager")
+    marked.wait(30)
+    marked.stdout.close()
+
+    # a burst of copies settles into one memory (the last one)
+    for n in range(1, 6):
+        holders.append(copy(f"Burst draft {n}: the migration window is Sunday 02:00 UTC" + "!" * n, env))
+        time.sleep(0.05)
+    app.wait_for(r"capture finished: Saved", count=2)
+    time.sleep(1.5)  # nothing else settles afterwards
+    assert app.count(r"capture finished: ") == 3
+    for h in holders:
+        h.terminate()
+        h.wait(10)
+
+    exported = run(sys.executable, "-m", "desktop_memory", "export", env=env)
+    assert exported.returncode == 0, exported.stderr
+    contents = [json.loads(line)["content"] for line in exported.stdout.splitlines()]
+    assert contents == ["Quarterly numbers: revenue grew 12 percent in the northern region",
+                        "Burst draft 5: the migration window is Sunday 02:00 UTC!!!!!"]
+    assert "hunter2" not in app.log() and "Quarterly" not in app.log()  # captured text is never logged
+    assert app.stop() == 0
+    assert "Traceback" not in app.log()
