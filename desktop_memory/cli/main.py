@@ -112,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     sub.add_parser("app", help="start the tray app and its search window (the default with no command)")
     sub.add_parser("toggle", help="show or hide the running app's search window (bind it to a hotkey)")
+    sub.add_parser("capture-selection", help="the running app captures the selected text (bind it to a hotkey)")
     mcp_commands.add_parsers(sub)
     enrich_commands.add_parsers(sub)
     privacy_commands.add_parsers(sub)
@@ -127,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     try:
-        if args.command in (None, "app", "toggle"):
+        if args.command in (None, "app", "toggle", "capture-selection"):
             from ..qt import launch  # Qt is imported only for the desktop app
 
             return launch.main(args.command, paths.data_dir(args.data_dir))

@@ -36,6 +36,7 @@ class Settings:
     capture_ignore_apps: list[str] = field(default_factory=list)
     hotkey_search: str = "Ctrl+Alt+M"
     hotkey_capture: str = "Ctrl+Alt+C"
+    hotkey_selection: str = "Ctrl+Alt+Shift+C"  # capture the selected text (X11: the PRIMARY selection)
     start_at_login: bool = False
 
     @classmethod

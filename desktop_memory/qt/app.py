@@ -22,6 +22,7 @@ from ..service import MemoryService
 from . import capture_now, single_instance
 from .bridge import EngineBridge
 from .clipboard_watcher import ClipboardWatcher
+from .hotkeys import GlobalHotkeys
 from .search_window import SearchWindow
 from .settings_window import SettingsWindow
 from .tray import Tray, icon
@@ -60,6 +61,8 @@ class DesktopApp(QObject):
         self.settings_window = SettingsWindow(self.bridge, data_dir)
         self.tray = Tray(self)
         self.watcher = ClipboardWatcher(self)
+        self.hotkeys = GlobalHotkeys(self)
+        self._hotkey_problems: dict[str, str] = {}
         self.instance = single_instance.InstanceServer(single_instance.server_name(data_dir), self)
         self._resume = QTimer(self, singleShot=True, timeout=self.resume_capture)
         self._queue_poll = QTimer(self, interval=QUEUE_POLL_MS, timeout=self._poll_queue)
@@ -73,6 +76,7 @@ class DesktopApp(QObject):
         self.settings_window.notice.connect(self.notify)
         self.settings_window.saved.connect(self._settings_loaded)
         self.watcher.copy_settled.connect(self.capture_copy)
+        self.hotkeys.pressed.connect(self._hotkey)
         self.instance.command_received.connect(self._command)
         t = self.tray
         t.search_requested.connect(self.search.toggle)
@@ -159,10 +163,16 @@ class DesktopApp(QObject):
             self.watcher.start()
         else:
             self.watcher.stop()
+        problems = self.hotkeys.bind({"search": settings.hotkey_search, "capture": settings.hotkey_capture,
+                                      "selection": settings.hotkey_selection})
+        if problems and problems != self._hotkey_problems:
+            self.notify("Hotkey not set: " + "; ".join(problems.values()))
+        self._hotkey_problems = problems
 
     def quit(self) -> None:
         log.info("quitting")
         self.watcher.stop()
+        self.hotkeys.close()
         self._queue_poll.stop()
         self._tray_watch.stop()
         self.instance.close()
@@ -183,6 +193,13 @@ class DesktopApp(QObject):
             self.search.toggle()
         elif command == "capture":
             self.capture_clipboard()
+        elif command == "selection":
+            self.capture_selection()
+
+    def _hotkey(self, action: str) -> None:
+        log.info("hotkey pressed: %s", action)
+        {"search": self.search.toggle, "capture": self.capture_clipboard,
+         "selection": self.capture_selection}.get(action, lambda: None)()
 
     # -- tray actions -------------------------------------------------------------------------
     def notify(self, message: str) -> None:
@@ -194,6 +211,14 @@ class DesktopApp(QObject):
         app, window = self.watcher.windows.current()
         snap = capture_now.snapshot(QGuiApplication.clipboard().mimeData(QClipboard.Mode.Clipboard), app, window)
         self.bridge.submit(lambda s: capture_now.capture(s, snap), self._captured)
+
+    def capture_selection(self) -> None:
+        """Capture the selected text: X11's PRIMARY selection (elsewhere the clipboard, for now)."""
+        clipboard = QGuiApplication.clipboard()
+        mode = QClipboard.Mode.Selection if clipboard.supportsSelection() else QClipboard.Mode.Clipboard
+        app, window = self.watcher.windows.current()
+        snap = capture_now.snapshot(clipboard.mimeData(mode), app, window)
+        self.bridge.submit(lambda s: capture_now.capture(s, snap, source="hotkey"), self._captured)
 
     def capture_copy(self, snap: Snapshot) -> None:
         """A copy the watcher saw settle: stored unless paused, off, marked secret or ruled out."""

@@ -45,8 +45,8 @@ def rules(settings: Settings) -> list[CaptureRule]:
     return [*DEFAULT_RULES, *mine]
 
 
-def capture(service: MemoryService, snap: Snapshot, *, automatic: bool = False,
-            paused: bool = False) -> tuple[str, CaptureEvent]:
+def capture(service: MemoryService, snap: Snapshot, *, automatic: bool = False, paused: bool = False,
+            source: str = "clipboard") -> tuple[str, CaptureEvent]:
     """Remember the copy's text; (notification text, Recent-captures event). Neither quotes the copy.
 
     An explicit request ("Capture clipboard now", a hotkey) is not stopped by capture being off or
@@ -68,10 +68,10 @@ def capture(service: MemoryService, snap: Snapshot, *, automatic: bool = False,
     if red.total and len(_WORD.findall(_PLACEHOLDER.sub(" ", red.text))) < 3:  # a secret, maybe with a label
         return skipped("looks like a password")
     meta = {"window": snap.window} if snap.window else {}
-    result = service.add(decision.text, source="clipboard", source_app=snap.app, tags=decision.tags, metadata=meta)
+    result = service.add(decision.text, source=source, source_app=snap.app, tags=decision.tags, metadata=meta)
     note = f" ({sum(result.redactions.values())} secret(s) redacted)" if result.redactions else ""
     message = {"added": "Saved", "duplicate": "Already remembered", "merged": "Saved (updated a similar memory)"}[
         result.status] + note
     m = result.memory
-    return message, CaptureEvent(time.time(), True, message.lower(), app=snap.app, memory_id=m.id,
+    return message, CaptureEvent(time.time(), True, message.lower(), source=source, app=snap.app, memory_id=m.id,
                                  title=m.title or m.content.split("\n", 1)[0][:60])

@@ -104,9 +104,11 @@ class SettingsWindow(QWidget):
 
         self.hotkey_search = QKeySequenceEdit()
         self.hotkey_capture = QKeySequenceEdit()
+        self.hotkey_selection = QKeySequenceEdit()
         hotkeys = QFormLayout()
         hotkeys.addRow("Open the &search window:", self.hotkey_search)
         hotkeys.addRow("Capture the &clipboard now:", self.hotkey_capture)
+        hotkeys.addRow("Capture the selected te&xt:", self.hotkey_selection)
 
         self.budget = QSpinBox(minimum=50, maximum=200_000, singleStep=100, suffix=" tokens")
         self.budget.setAccessibleName("Context budget")
@@ -190,6 +192,7 @@ class SettingsWindow(QWidget):
         self.ignore_apps.setPlainText("\n".join(map(str, s.capture_ignore_apps)))
         self.hotkey_search.setKeySequence(QKeySequence(s.hotkey_search))
         self.hotkey_capture.setKeySequence(QKeySequence(s.hotkey_capture))
+        self.hotkey_selection.setKeySequence(QKeySequence(s.hotkey_selection))
         self.budget.setValue(s.context_budget)
         self.format.setCurrentText(s.context_format if s.context_format in FORMATS else FORMATS[0])
         self.model_path.setText(s.llm_model_path)
@@ -208,14 +211,16 @@ class SettingsWindow(QWidget):
         model = self.model_path.text().strip()
         if model and not Path(model).expanduser().is_file():
             raise InvalidInput(f"no model file at {model}")
-        search = self.hotkey_search.keySequence().toString(QKeySequence.SequenceFormat.PortableText)
-        capture = self.hotkey_capture.keySequence().toString(QKeySequence.SequenceFormat.PortableText)
-        if search and search == capture:
-            raise InvalidInput("the two hotkeys must differ")
+        search, capture, selection = (e.keySequence().toString(QKeySequence.SequenceFormat.PortableText)
+                                      for e in (self.hotkey_search, self.hotkey_capture, self.hotkey_selection))
+        chosen = [k for k in (search, capture, selection) if k]
+        if len(set(chosen)) < len(chosen):
+            raise InvalidInput("each hotkey must be different")
         return dataclasses.replace(
             self.current, capture_enabled=self.capture.isChecked(), capture_ignore_patterns=patterns,
             capture_ignore_apps=[a.lower() for a in _lines(self.ignore_apps)], hotkey_search=search,
-            hotkey_capture=capture, context_budget=self.budget.value(), context_format=self.format.currentText(),
+            hotkey_capture=capture, hotkey_selection=selection, context_budget=self.budget.value(),
+            context_format=self.format.currentText(),
             llm_model_path=str(Path(model).expanduser()) if model else "", llm_threads=self.threads.value(),
             start_at_login=self.login.isChecked(),
         )

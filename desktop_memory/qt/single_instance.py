@@ -9,7 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
-COMMANDS = ("show", "toggle", "capture", "ping")
+COMMANDS = ("show", "toggle", "capture", "selection", "ping")
 TIMEOUT_MS = 1500
 
 

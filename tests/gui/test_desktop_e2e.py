@@ -215,5 +215,23 @@ def test_the_clipboard_watcher_stores_copies_from_other_apps_and_honours_the_mar
     assert contents == ["Quarterly numbers: revenue grew 12 percent in the northern region",
                         "Burst draft 5: the migration window is Sunday 02:00 UTC!!!!!"]
     assert "hunter2" not in app.log() and "Quarterly" not in app.log()  # captured text is never logged
+
+    # the global hotkeys: Ctrl+Alt+M opens the search window; Ctrl+Alt+Shift+C captures the selection
+    app.wait_for(r"global hotkeys: X11 grabs")
+    run("xdotool", "key", "ctrl+alt+m", env=env)
+    app.wait_for(r"search window shown")
+    selected = subprocess.Popen(["xclip", "-quiet", "-selection", "primary"], stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, text=True)
+    assert selected.stdin is not None
+    selected.stdin.write("Selected, not copied: the retro is moved to Friday 15:00")
+    selected.stdin.close()
+    time.sleep(0.3)
+    run("xdotool", "key", "ctrl+alt+shift+c", env=env)
+    app.wait_for(r"capture finished: Saved", count=3)
+    selected.terminate()
+    selected.wait(10)
+    found = run(sys.executable, "-m", "desktop_memory", "search", "retro moved to Friday", "--json", env=env)
+    hits = json.loads(found.stdout)
+    assert hits[0]["content"].startswith("Selected, not copied") and hits[0]["source"] == "hotkey"
     assert app.stop() == 0
     assert "Traceback" not in app.log()

@@ -65,7 +65,7 @@ def test_bad_values_give_a_readable_message_and_save_nothing(qtbot, window, tmp_
     window.model_path.setText("")
     window.hotkey_capture.setKeySequence(window.hotkey_search.keySequence())
     window.save()
-    assert "must differ" in window.error.text()
+    assert "must be different" in window.error.text()
     assert not (tmp_path / "data" / FILENAME).exists()
 
 

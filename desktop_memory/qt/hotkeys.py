@@ -1,0 +1,65 @@
+"""Global hotkeys for the tray app: the OS backend's key presses arrive on the GUI thread as `pressed`.
+
+X11: XGrabKey (desktop_memory/capture/hotkeys_x11.py). Wayland has no global grabs for ordinary apps:
+the app says so and the README explains binding `desktop-memory toggle` / `capture-selection` in the
+desktop's own shortcut settings. Windows and macOS backends are not written yet: the app says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Mapping
+
+from PySide6.QtCore import QObject, Signal
+
+log = logging.getLogger(__name__)
+WAYLAND_HINT = ("global hotkeys are not available on Wayland here: bind `desktop-memory toggle` and "
+                "`desktop-memory capture-selection` in your desktop's keyboard shortcut settings")
+
+
+def desktop_mode() -> str:
+    """'x11', 'wayland' or 'unsupported' (Windows, macOS, no display) for this session."""
+    if not sys.platform.startswith("linux"):
+        return "unsupported"
+    if os.environ.get("WAYLAND_DISPLAY") or os.environ.get("XDG_SESSION_TYPE") == "wayland":
+        return "wayland"
+    return "x11" if os.environ.get("DISPLAY") else "unsupported"
+
+
+class GlobalHotkeys(QObject):
+    pressed = Signal(str)  # the action name ("search", "capture", "selection")
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.mode = desktop_mode()
+        self._backend = None
+        self.note = ""
+        if self.mode == "x11" and os.environ.get("QT_QPA_PLATFORM", "xcb") == "xcb":
+            try:
+                from ..capture.hotkeys_x11 import X11Hotkeys
+
+                self._backend = X11Hotkeys(self.pressed.emit)  # emitted from the reader thread: queued
+            except Exception as exc:  # noqa: BLE001 - no X server, no python-xlib: the app still works
+                self.note = f"global hotkeys are not available: {exc}"
+        elif self.mode == "wayland":
+            self.note = WAYLAND_HINT
+        else:
+            self.note = "global hotkeys are not available on this system yet; use the tray menu"
+        log.info("global hotkeys: %s", "X11 grabs" if self._backend else self.note)
+
+    @property
+    def active(self) -> bool:
+        return self._backend is not None
+
+    def bind(self, combos: Mapping[str, str]) -> dict[str, str]:
+        """Grab {action: combo}; {action: problem} for the ones that could not be bound."""
+        if self._backend is None:
+            return {}
+        return self._backend.bind(combos)
+
+    def close(self) -> None:
+        if self._backend is not None:
+            self._backend.close()
+            self._backend = None
