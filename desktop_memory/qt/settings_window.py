@@ -47,14 +47,21 @@ def _lines(edit: QPlainTextEdit) -> list[str]:
 
 
 def _export(service: MemoryService, target: Path) -> int:
-    """Write every memory as JSON Lines to a temp file, then move it into place."""
+    """Write every memory as JSON Lines (or Markdown, for a .md file) to a temp file, then move it into place."""
     tmp = target.with_name(target.name + ".partial")
     count = 0
     try:
         with open(tmp, "w", encoding="utf-8") as fh:
-            for record in service.export_records(include_forgotten=True):
-                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-                count += 1
+            if target.suffix.lower() in (".md", ".markdown"):
+                parts = service.export_markdown(include_forgotten=True)
+                fh.write(next(parts, ""))  # the heading; then one part per memory
+                for part in parts:
+                    fh.write(part)
+                    count += 1
+            else:
+                for record in service.export_records(include_forgotten=True):
+                    fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    count += 1
         os.replace(tmp, target)
     except OSError as exc:
         raise InvalidInput(f"cannot write {target}: {exc.strerror}") from exc
@@ -265,7 +272,7 @@ class SettingsWindow(QWidget):
     # -- privacy actions ----------------------------------------------------------------------
     def _choose_export(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export memories", str(Path.home() / "memories.jsonl"),
-                                              "JSON Lines (*.jsonl)")
+                                              "JSON Lines (*.jsonl);;Markdown (*.md)")
         if path:
             self.export_to(Path(path))
 

@@ -79,6 +79,14 @@ def test_export_import_and_erase_everything(qtbot, window, bridge, engine, tmp_p
     qtbot.waitUntil(lambda: bool(notices), timeout=10_000)
     assert notices[-1] == "Exported 3 memories to export.jsonl"
     assert len(target.read_text().splitlines()) == 3
+    readable = tmp_path / "export.md"  # Markdown, for reading
+    window.export_to(readable)
+    qtbot.waitUntil(lambda: len(notices) == 2, timeout=10_000)
+    assert notices[-1] == "Exported 3 memories to export.md"
+    text = readable.read_text()
+    assert text.startswith("# desktop-memory export") and text.count("\n## ") == 3 and "about pears" in text
+    notices.clear()
+    notices.append("exported")
     window.erase_everything()
     qtbot.waitUntil(lambda: len(notices) == 2, timeout=10_000)
     assert notices[-1] == "Erased 3 memories"
