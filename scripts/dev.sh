@@ -66,6 +66,9 @@ quickstart() {
     home=$(mktemp -d "${TMPDIR:-/tmp}/desktop-memory-demo.XXXXXX")
     dm=("$VENV/bin/desktop-memory" --data-dir "$home")
     echo "== demo data folder: $home (your own memories live in the default folder)"
+    # a headless session usually has no unlocked keyring; this throw-away folder stays unencrypted by choice
+    export DESKTOP_MEMORY_ENCRYPTION=off
+    echo "== (the demo folder is not encrypted: a throw-away folder, and this session may have no keyring)"
     "${dm[@]}" add --tag work "Decision: we ship the beta on March 3rd; Priya owns the release notes."
     "${dm[@]}" add --tag infra "To rotate the staging database password run: make rotate-db ENV=staging"
     "${dm[@]}" add "Pasta recipe: boil 100 g spaghetti 9 minutes, toss with garlic, olive oil and chili."
