@@ -59,6 +59,27 @@ if command -v xdotool >/dev/null; then
         sleep 0.1
     done
 fi
+# A tray exists once the tray host owns the _NET_SYSTEM_TRAY_S0 selection; a trayer that has its window
+# but never takes the selection (seen once on a loaded machine) is started again.
+py="$(cd "$(dirname "$0")/.." && pwd)/.venv/bin/python"
+tray_owned() {
+    "$py" -c 'from Xlib import display; d = display.Display(); raise SystemExit(0 if d.get_selection_owner(d.intern_atom("_NET_SYSTEM_TRAY_S0")) else 1)' 2>/dev/null
+}
+if [ -x "$py" ] && "$py" -c 'import Xlib' 2>/dev/null; then
+    for attempt in 1 2; do
+        for _ in $(seq 100); do
+            tray_owned && break 2
+            sleep 0.1
+        done
+        if [ "$attempt" = 1 ]; then
+            echo "with-desktop: the tray host did not take the tray selection; starting it again" >&2
+            kill "${started[1]}" 2>/dev/null || true
+            trayer --edge top --align right --widthtype request --height 24 --SetDockType true \
+                --transparent true --alpha 0 >>"$session/trayer.log" 2>&1 &
+            started+=($!)
+        fi
+    done
+fi
 
 rc=0
 "$@" || rc=$?
