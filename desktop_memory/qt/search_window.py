@@ -212,7 +212,7 @@ class SearchWindow(QWidget):
             self._show_empty(query)
         self._update_status()
         self.search_finished.emit(query, len(hits))
-        log.info("search finished: %d results", len(hits))
+        log.info("search finished: %d results (a query of %d characters)", len(hits), len(query))  # no text
 
     def _show_empty(self, query: str) -> None:
         tokens = display.filter_tokens(query)

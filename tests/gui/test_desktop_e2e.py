@@ -123,21 +123,23 @@ def test_capture_search_and_copy_context_through_the_real_app(app: AppProcess, d
     found = run("xdotool", "search", "--sync", "--onlyvisible", "--name", "desktop-memory search", env=env)
     window = found.stdout.split()[0]
 
-    # type a query as a person would; wait for the results of the last keystroke, then Enter.
-    # With no window manager a keystroke can land before the focus does: the first one is retried.
+    # type a query as a person would; wait for the results of the whole query (the log gives its length,
+    # never its text), then Enter. With no window manager a keystroke can land before the focus does: then
+    # the field is cleared and the query typed again.
+    query = "lisbon offsite"
     for _attempt in range(3):
         assert run("xdotool", "windowfocus", "--sync", window, env=env).returncode == 0
-        before = app.count(r"search finished: \d+ results")
-        run("xdotool", "type", "--delay", "30", "l", env=env)
+        seen = app.count(rf"a query of {len(query)} characters")
+        run("xdotool", "key", "ctrl+a", "BackSpace", env=env)
+        run("xdotool", "type", "--delay", "30", query, env=env)
         try:
-            app.wait_for(r"search finished: \d+ results", count=before + 1, timeout=20)
+            hit = app.wait_for(rf"search finished: (\d+) results \(a query of {len(query)} characters\)",
+                               count=seen + 1, timeout=30)
             break
         except AssertionError:
             continue
-    run("xdotool", "type", "--delay", "30", "isbon offsit", env=env)
-    before = app.count(r"search finished: \d+ results")
-    run("xdotool", "type", "--delay", "30", "e", env=env)
-    hit = app.wait_for(r"search finished: (\d+) results", count=before + 1)
+    else:
+        raise AssertionError(f"the typed query never reached the search window:\n{app.log()}")
     assert int(hit.group(1)) >= 1
     run("xdotool", "key", "Return", env=env)
     app.wait_for(r"context copied: 1 memories, \d+ tokens")
