@@ -34,6 +34,9 @@ class Settings:
     capture_enabled: bool = True
     capture_ignore_patterns: list[str] = field(default_factory=list)
     capture_ignore_apps: list[str] = field(default_factory=list)
+    # rules as data (core/capture.py CaptureRule.to_dict): ignore / redact / tag on text, app and window
+    capture_rules: list[dict] = field(default_factory=list)
+    capture_disabled_defaults: list[str] = field(default_factory=list)  # names of built-in rules switched off
     hotkey_search: str = "Ctrl+Alt+M"
     hotkey_capture: str = "Ctrl+Alt+C"
     hotkey_selection: str = "Ctrl+Alt+Shift+C"  # capture the selected text (X11: the PRIMARY selection)

@@ -19,6 +19,7 @@ from ..core.capture import (
     CaptureRule,
     Snapshot,
     decide,
+    rules_from,
 )
 from ..core.redact import redact
 from ..engine.settings import Settings
@@ -39,10 +40,15 @@ def snapshot(mime: QMimeData | None, app: str = "", window: str = "") -> Snapsho
 
 
 def rules(settings: Settings) -> list[CaptureRule]:
-    """The default rules plus the person's ignore rules from Settings."""
-    mine = [CaptureRule(f"ignore text {n}", content=p) for n, p in enumerate(settings.capture_ignore_patterns, 1)]
+    """The built-in rules still on, the person's rules, and the simple ignore lists from Settings.
+
+    A broken rule raises ValueError naming it (capture then falls back to the built-in rules).
+    """
+    defaults = [r for r in DEFAULT_RULES if r.name not in settings.capture_disabled_defaults]
+    mine = rules_from(settings.capture_rules)
+    mine += [CaptureRule(f"ignore text {n}", content=p) for n, p in enumerate(settings.capture_ignore_patterns, 1)]
     mine += [CaptureRule(f"ignore app {a}", app=re.escape(a)) for a in settings.capture_ignore_apps if a]
-    return [*DEFAULT_RULES, *mine]
+    return [*defaults, *mine]
 
 
 def capture(service: MemoryService, snap: Snapshot, *, automatic: bool = False, paused: bool = False,

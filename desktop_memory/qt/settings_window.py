@@ -38,6 +38,7 @@ from ..service import ImportReport, MemoryService
 from . import autostart
 from .bridge import EngineBridge
 from .importing import ChunkedImport
+from .rules_editor import RulesEditor
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +109,8 @@ class SettingsWindow(QWidget):
         capture.addRow(self.capture)
         capture.addRow("Ignore text &matching:", self.ignore_patterns)
         capture.addRow("Ignore &apps:", self.ignore_apps)
+        self.rules = RulesEditor()
+        capture.addRow("Rules:", self.rules)
 
         self.hotkey_search = QKeySequenceEdit()
         self.hotkey_capture = QKeySequenceEdit()
@@ -197,6 +200,7 @@ class SettingsWindow(QWidget):
         self.capture.setChecked(s.capture_enabled)
         self.ignore_patterns.setPlainText("\n".join(map(str, s.capture_ignore_patterns)))
         self.ignore_apps.setPlainText("\n".join(map(str, s.capture_ignore_apps)))
+        self.rules.load(s.capture_rules, s.capture_disabled_defaults)
         self.hotkey_search.setKeySequence(QKeySequence(s.hotkey_search))
         self.hotkey_capture.setKeySequence(QKeySequence(s.hotkey_capture))
         self.hotkey_selection.setKeySequence(QKeySequence(s.hotkey_selection))
@@ -215,6 +219,10 @@ class SettingsWindow(QWidget):
                 re.compile(p)
             except re.error as exc:
                 raise InvalidInput(f"the capture rule {p!r} is not a valid regular expression ({exc})") from None
+        try:
+            rules, disabled = self.rules.read()
+        except (TypeError, ValueError) as exc:
+            raise InvalidInput(str(exc)) from None
         model = self.model_path.text().strip()
         if model and not Path(model).expanduser().is_file():
             raise InvalidInput(f"no model file at {model}")
@@ -225,7 +233,8 @@ class SettingsWindow(QWidget):
             raise InvalidInput("each hotkey must be different")
         return dataclasses.replace(
             self.current, capture_enabled=self.capture.isChecked(), capture_ignore_patterns=patterns,
-            capture_ignore_apps=[a.lower() for a in _lines(self.ignore_apps)], hotkey_search=search,
+            capture_ignore_apps=[a.lower() for a in _lines(self.ignore_apps)], capture_rules=rules,
+            capture_disabled_defaults=disabled, hotkey_search=search,
             hotkey_capture=capture, hotkey_selection=selection, context_budget=self.budget.value(),
             context_format=self.format.currentText(),
             llm_model_path=str(Path(model).expanduser()) if model else "", llm_threads=self.threads.value(),

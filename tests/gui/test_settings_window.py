@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 
 from desktop_memory.engine.settings import FILENAME, Settings
@@ -97,3 +98,35 @@ def test_export_import_and_erase_everything(qtbot, window, bridge, engine, tmp_p
     window.import_from(tmp_path / "nope.jsonl")
     qtbot.waitUntil(lambda: window.error.isVisible(), timeout=10_000)
     assert "cannot read" in window.error.text()
+
+
+def test_capture_rules_as_data_round_trip_and_apply(qtbot, window, bridge, engine, tmp_path) -> None:
+    from desktop_memory.core.capture import CaptureRule, Snapshot
+    from desktop_memory.qt import capture_now
+
+    table = window.rules.table
+    names = [table.item(r, 1).text() for r in range(table.rowCount())]
+    assert names == ["one-time code", "password prompt", "password manager app", "private browsing window"]
+    table.item(0, 0).setCheckState(Qt.CheckState.Unchecked)  # let one-time codes through
+    window.rules.add_rule(CaptureRule("invoices", action="tag", content=r"\binvoice\b", tag="finance"))
+    window.rules.add_rule(CaptureRule("ticket ids", action="redact", content=r"TCK-\d+"))
+    window.rules.add_rule(CaptureRule("chat app", app="slack"))
+    with qtbot.waitSignal(window.saved, timeout=10_000):
+        window.save()
+    saved = json.loads((tmp_path / "data" / FILENAME).read_text())
+    assert saved["capture_disabled_defaults"] == ["one-time code"]
+    assert [r["name"] for r in saved["capture_rules"]] == ["invoices", "ticket ids", "chat app"]
+    cases = [(Snapshot("482913"), "Saved"), (Snapshot("the invoice for March is paid"), "Saved"),
+             (Snapshot("ticket TCK-4411 is about the login page bug"), "Saved"),
+             (Snapshot("lunch at noon?", app="Slack"), "Skipped: rule: chat app")]
+    got = [engine(bridge, lambda s, snap=snap: capture_now.capture(s, snap)[0]) for snap, _ in cases]
+    assert got == [want for _, want in cases]
+    stored = {m["content"]: m["tags"] for m in engine(bridge, lambda s: list(s.export_records()))}
+    assert stored["the invoice for March is paid"] == ["finance"]
+    assert "ticket [REDACTED:ticket_ids] is about the login page bug" in stored
+    window.load(Settings.load(tmp_path / "data"))  # the form shows them again
+    assert table.rowCount() == 7 and table.item(0, 0).checkState() == Qt.CheckState.Unchecked
+    window.rules.add_rule(CaptureRule("bad", content="x"))
+    table.item(table.rowCount() - 1, 3).setText("([unclosed")
+    window.save()
+    assert "not a valid regular expression" in window.error.text()
