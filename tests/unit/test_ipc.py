@@ -23,17 +23,12 @@ from desktop_memory.ipc import address
 from desktop_memory.ipc.client import HostGone, RemoteService, connect, via_host
 from desktop_memory.ipc.codec import RemoteBug
 from desktop_memory.ipc.server import IpcServer
-from tests.fakes import MemoryKeyring
 
 
 @pytest.fixture(autouse=True)
-def ring():
+def _token_keyring(ring):
     """The engine token lives in the OS keyring: an in-process one here (unit tests)."""
-    before = keyring.get_keyring()
-    installed = MemoryKeyring()
-    keyring.set_keyring(installed)
-    yield installed
-    keyring.set_keyring(before)
+    return ring
 
 
 @pytest.fixture

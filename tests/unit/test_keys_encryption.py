@@ -5,21 +5,10 @@ from __future__ import annotations
 import os
 
 import apsw
-import keyring
 import pytest
 
 from desktop_memory.core.errors import StorageError, WrongKey
 from desktop_memory.engine import encryption
-from tests.fakes import MemoryKeyring
-
-
-@pytest.fixture
-def ring():
-    before = keyring.get_keyring()
-    backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(before)
 
 
 def _plain_db(path, rows: int = 50):
