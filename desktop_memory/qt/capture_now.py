@@ -22,6 +22,7 @@ from ..core.capture import (
     rules_from,
 )
 from ..core.redact import redact
+from ..core.text import first_line
 from ..engine.settings import Settings
 from ..service import MemoryService
 
@@ -80,4 +81,4 @@ def capture(service: MemoryService, snap: Snapshot, *, automatic: bool = False, 
         result.status] + note
     m = result.memory
     return message, CaptureEvent(time.time(), True, message.lower(), source=source, app=snap.app, memory_id=m.id,
-                                 title=m.title or m.content.split("\n", 1)[0][:60])
+                                 title=m.title or first_line(m.content, 60))
