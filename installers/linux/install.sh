@@ -1,0 +1,35 @@
+#!/bin/sh
+# Install desktop-memory for this user (no root): ~/.local/lib/desktop-memory, a command in
+# ~/.local/bin, a menu entry and an icon. `sh install.sh --autostart` also starts it at login;
+# `sh install.sh --uninstall` removes the program and keeps your memories (add --purge-data to erase them).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+prefix="${XDG_DATA_HOME:-$HOME/.local/share}"
+lib="$HOME/.local/lib/desktop-memory"
+bin="$HOME/.local/bin/desktop-memory"
+entry="$prefix/applications/desktop-memory.desktop"
+icon="$prefix/icons/hicolor/scalable/apps/desktop-memory.svg"
+autostart="${XDG_CONFIG_HOME:-$HOME/.config}/autostart/desktop-memory.desktop"
+
+if [ "${1:-}" = "--uninstall" ]; then
+    rm -rf "$lib" "$bin" "$entry" "$icon" "$autostart"
+    if [ "${2:-}" = "--purge-data" ]; then
+        rm -rf "${XDG_DATA_HOME:-$HOME/.local/share}/desktop-memory" "${XDG_CACHE_HOME:-$HOME/.cache}/desktop-memory"
+        echo "desktop-memory and your memories were removed (remove its keyring entries in your passwords app)"
+    else
+        echo "desktop-memory was removed; your memories are kept in ${XDG_DATA_HOME:-$HOME/.local/share}/desktop-memory"
+    fi
+    exit 0
+fi
+
+mkdir -p "$(dirname "$lib")" "$(dirname "$bin")" "$(dirname "$entry")" "$(dirname "$icon")"
+rm -rf "$lib"
+cp -R "$here" "$lib"
+ln -sf "$lib/desktop-memory" "$bin"
+sed "s|@BIN@|$bin|" "$here/desktop-memory.desktop" > "$entry"
+cp "$here/_internal/desktop_memory/resources/icons/ready.svg" "$icon"
+if [ "${1:-}" = "--autostart" ]; then
+    mkdir -p "$(dirname "$autostart")"
+    cp "$entry" "$autostart"
+fi
+echo "installed: run desktop-memory (or pick it from your menu); check it with: $bin --smoke-test"

