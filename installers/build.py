@@ -51,14 +51,16 @@ def main() -> int:
             shutil.rmtree(target)
         elif target.exists():
             target.unlink()
-    archive = args.out / f"desktop-memory-{platform.system().lower()}-{platform.machine()}.tar.gz"
-    with tarfile.open(archive, "w:gz") as tar:
-        tar.add(app, arcname="desktop-memory")
-        for extra in ("install.sh", "desktop-memory.desktop"):
-            tar.add(ROOT / "installers" / "linux" / extra, arcname=f"desktop-memory/{extra}")
     size = sum(f.stat().st_size for f in app.rglob("*") if f.is_file())
-    print(f"built {app} ({size / 2**20:.0f} MB unpacked), {archive.name} ({archive.stat().st_size / 2**20:.0f} MB) "
-          f"in {time.perf_counter() - started:.0f} s")
+    packed = ""
+    if sys.platform.startswith("linux"):  # Windows: Inno Setup; macOS: installers/macos/build_dmg.sh
+        archive = args.out / f"desktop-memory-linux-{platform.machine()}.tar.gz"
+        with tarfile.open(archive, "w:gz") as tar:
+            tar.add(app, arcname="desktop-memory")
+            for extra in ("install.sh", "desktop-memory.desktop"):
+                tar.add(ROOT / "installers" / "linux" / extra, arcname=f"desktop-memory/{extra}")
+        packed = f", {archive.name} ({archive.stat().st_size / 2**20:.0f} MB)"
+    print(f"built {app} ({size / 2**20:.0f} MB unpacked){packed} in {time.perf_counter() - started:.0f} s")
     return 0
 
 
