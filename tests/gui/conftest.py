@@ -54,3 +54,17 @@ def engine(qtbot):
         return value
 
     return run
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Let Qt free the clipboard's data while Python still runs.
+
+    A QMimeData handed to QClipboard.setMimeData belongs to Qt; with the offscreen platform Qt frees it
+    from a C++ exit handler, after Python has finalised, and PySide's wrapper then segfaults the test
+    process (exit 139) although every test passed.
+    """
+    from PySide6.QtGui import QGuiApplication
+
+    if QGuiApplication.instance() is not None:
+        QGuiApplication.clipboard().clear()
+        QGuiApplication.processEvents()
