@@ -298,3 +298,12 @@ def test_background_jobs_wait_while_the_person_is_served_explicit_ones_do_not(se
     assert service.get(later).enrichment_state == "done"
     assert made[0].pauses >= 3  # it offered to pause after each token of the background job
     service.stop_enrichment()
+
+
+def test_a_model_too_big_for_the_free_memory_is_refused_before_loading(monkeypatch):
+    from desktop_memory.engine import llm
+
+    real = check_model(None)  # the bundled GGUF is valid
+    monkeypatch.setattr(llm, "available_memory", lambda: real.size // 4)
+    with pytest.raises(ModelUnavailable, match=r"needs about .* GB of memory; only .* GB is available"):
+        check_model(real.path)
