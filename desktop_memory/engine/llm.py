@@ -103,6 +103,36 @@ def check_model(path: Path | str | None) -> ModelInfo:
     return ModelInfo(target.resolve(), size, default)
 
 
+class _NoRedirect:
+    """Stands in for llama-cpp-python's `suppress_stdout_stderr` (see _keep_other_threads_stderr)."""
+
+    def __init__(self, disable: bool = True) -> None:
+        pass
+
+    def __enter__(self) -> _NoRedirect:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _keep_other_threads_stderr() -> None:
+    """Stop llama-cpp-python from pointing the process's stdout and stderr at /dev/null while it loads.
+
+    With verbose=False it dup2()s /dev/null over file descriptors 1 and 2 (and swaps sys.stderr) for the
+    whole load, process-wide: whatever any other thread wrote meanwhile (the app's log lines, a crash
+    report) was silently lost. llama.cpp's own messages are already filtered by its log callback
+    (errors only when not verbose), so the redirection adds nothing.
+    """
+    import llama_cpp._internals
+    import llama_cpp.llama
+    import llama_cpp.llama_chat_format
+
+    for module in (llama_cpp.llama, llama_cpp._internals, llama_cpp.llama_chat_format):
+        if hasattr(module, "suppress_stdout_stderr"):
+            module.suppress_stdout_stderr = _NoRedirect
+
+
 def prompt(name: str) -> str:
     """A prompt file from the package resources."""
     return (resources.files("desktop_memory") / "resources" / "prompts" / name).read_text(encoding="utf-8")
@@ -139,6 +169,7 @@ class LocalModel:
                 from llama_cpp import Llama
             except ImportError as exc:
                 raise ModelUnavailable("llama-cpp-python is not installed") from exc
+            _keep_other_threads_stderr()
             started = time.perf_counter()
             try:
                 self._llama = Llama(model_path=str(self.info.path), n_ctx=self.n_ctx, n_threads=self.n_threads,

@@ -234,3 +234,29 @@ def test_a_background_job_pauses_between_tokens_while_a_request_is_served(real_s
         time.sleep(0.1)
     assert len(seen) > count + 1 and svc.get(waiting).enrichment_state == "done"
     svc.stop_enrichment()
+
+
+LOAD_WHILE_LOGGING = r"""
+import sys, threading, time
+from desktop_memory.engine.llm import LocalModel, check_model
+model = LocalModel(check_model(None))
+loading = threading.Thread(target=model.load)
+loading.start()
+n = 0
+while loading.is_alive() or n < 50:
+    print(f"line {n}", file=sys.stderr, flush=True)
+    n += 1
+    time.sleep(0.002)
+loading.join()
+assert model.loaded
+print(n)
+"""
+
+
+def test_loading_the_model_keeps_other_threads_stderr_and_stays_quiet():
+    """llama-cpp-python used to point fd 2 at /dev/null while loading: other threads' log lines vanished."""
+    ran = subprocess.run([sys.executable, "-c", LOAD_WHILE_LOGGING], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    written = int(ran.stdout.strip())
+    lines = ran.stderr.splitlines()
+    assert lines == [f"line {i}" for i in range(written)]  # every line, and nothing from llama.cpp
