@@ -60,17 +60,20 @@ class EngineLane:
         self._pool.shutdown(wait=True)
 
 
-def _watch_stdin(stdin: IO[bytes], stop: threading.Event) -> None:
-    """Set `stop` when the parent's end of the pipe closes (EOF): the parent quit or died."""
+def _watch_stdin(fd: int, stop: threading.Event) -> None:
+    """Set `stop` when the parent's end of the pipe closes (EOF): the parent quit or died.
+
+    Reads the raw descriptor: a thread blocked in sys.stdin's buffered reader aborts the interpreter's exit.
+    """
     try:
-        while stdin.read(4096):
+        while os.read(fd, 4096):
             pass
     except (OSError, ValueError):
         log.debug("reading stdin failed", exc_info=True)
     stop.set()
 
 
-def serve(data_dir: Path, *, enrich: bool = True, stdin: IO[bytes] | None = None, out: IO[str] | None = None,
+def serve(data_dir: Path, *, enrich: bool = True, stdin_fd: int = 0, out: IO[str] | None = None,
           stop: threading.Event | None = None) -> int:
     """Run the host until stdin closes or `stop` is set; returns the exit code."""
     out = out or sys.stdout
@@ -97,7 +100,7 @@ def serve(data_dir: Path, *, enrich: bool = True, stdin: IO[bytes] | None = None
         return 1
     log.info("serving the engine on the local socket (pid %d)", os.getpid())
     print(f"{READY} {os.getpid()}", file=out, flush=True)
-    threading.Thread(target=_watch_stdin, args=(stdin or sys.stdin.buffer, stop), name="parent-watch",
+    threading.Thread(target=_watch_stdin, args=(stdin_fd, stop), name="parent-watch",
                      daemon=True).start()
     try:
         while not stop.wait(0.25):  # short waits: the main thread runs the signal handlers in between
