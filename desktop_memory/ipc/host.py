@@ -78,6 +78,7 @@ def serve(data_dir: Path, *, enrich: bool = True, stdin_fd: int = 0, out: IO[str
     """Run the host until stdin closes or `stop` is set; returns the exit code."""
     out = out or sys.stdout
     stop = stop or threading.Event()
+    threading.Thread(target=_watch_stdin, args=(stdin_fd, stop), name="parent-watch", daemon=True).start()
     lane = EngineLane()
     try:
         service = lane.run(lambda: MemoryService(Path(data_dir)))
@@ -86,6 +87,10 @@ def serve(data_dir: Path, *, enrich: bool = True, stdin_fd: int = 0, out: IO[str
         lane.close()
         print(f"{ERROR} {one_line(exc)}", file=out, flush=True)
         return 1
+    if stop.is_set():  # the parent went away while the folder was opening
+        lane.run(service.close)
+        lane.close()
+        return 0
     server = IpcServer(service, Path(data_dir), run=lane.run)
     try:
         server.start()
@@ -100,8 +105,6 @@ def serve(data_dir: Path, *, enrich: bool = True, stdin_fd: int = 0, out: IO[str
         return 1
     log.info("serving the engine on the local socket (pid %d)", os.getpid())
     print(f"{READY} {os.getpid()}", file=out, flush=True)
-    threading.Thread(target=_watch_stdin, args=(stdin_fd, stop), name="parent-watch",
-                     daemon=True).start()
     try:
         while not stop.wait(0.25):  # short waits: the main thread runs the signal handlers in between
             pass

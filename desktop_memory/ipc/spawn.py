@@ -71,6 +71,9 @@ class HostProcess:
         except OSError as exc:
             raise HostFailed(f"cannot start the engine: {exc.strerror or exc}") from exc
         line = self._first_line(timeout)
+        if line is None:
+            self.stop(timeout=2)
+            raise HostFailed(f"the engine did not start within {timeout:.0f} s")
         if not line.startswith(READY):
             self.stop()
             message = line[len(ERROR):].strip() if line.startswith(ERROR) else ""
@@ -83,8 +86,8 @@ class HostProcess:
         log.info("engine host running (pid %d)", self.proc.pid)
         return service
 
-    def _first_line(self, timeout: float) -> str:
-        """The child's protocol line (or "" when it ends or times out first)."""
+    def _first_line(self, timeout: float) -> str | None:
+        """The child's protocol line ("" when it ended first, None when it timed out)."""
         assert self.proc is not None and self.proc.stdout is not None
         box: list[str] = []
         reader = threading.Thread(target=lambda: box.append(self.proc.stdout.readline().decode(  # type: ignore
@@ -93,7 +96,7 @@ class HostProcess:
         reader.join(timeout)
         if not box:
             log.info("the engine host did not start within %.0f s", timeout)
-            return ""
+            return None
         with contextlib.suppress(OSError):
             self.proc.stdout.close()
         return box[0]
