@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import gc
 import json
 import os
 import platform
@@ -111,6 +112,14 @@ def socket_cost(folder: Path, n: int = 200) -> dict[str, float]:
     return out
 
 
+def runqueue_wait_ms() -> float:
+    """How long the calling thread has waited for a core so far (Linux schedstat), in ms; 0 elsewhere."""
+    try:
+        return int(Path("/proc/thread-self/schedstat").read_text().split()[1]) / 1e6
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=10_000)
@@ -129,7 +138,9 @@ def main() -> int:
     window = SearchWindow(bridge, Settings())
     lines = records(args.count)
     late: dict[str, list[float]] = {"opening": [], "importing": []}
-    state = {"phase": "opening", "last": time.perf_counter(), "searches": 0}
+    state = {"phase": "opening", "last": time.perf_counter(), "cpu": time.thread_time(), "wait": runqueue_wait_ms(),
+             "searches": 0}
+    big: list[tuple[float, float, float]] = []  # stalls over the target: (stall, GUI thread CPU, its core wait)
     marks: dict[str, float] = {"start": time.perf_counter()}
     errors: list[str] = []
 
@@ -138,14 +149,27 @@ def main() -> int:
         app.quit()
 
     culprits: collections.Counter[str] = collections.Counter()
+    gc_pauses: list[tuple[int, float]] = []  # (generation, ms) of this process's collections over 10 ms
+    gc_started = [0.0]
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            gc_started[0] = time.perf_counter()
+        elif (ms := (time.perf_counter() - gc_started[0]) * 1000) > 10:
+            gc_pauses.append((info["generation"], round(ms, 1)))
+
+    gc.callbacks.append(on_gc)
 
     def tick() -> None:
-        now = time.perf_counter()
+        now, cpu, wait = time.perf_counter(), time.thread_time(), runqueue_wait_ms()
         stall = max(0.0, (now - float(state["last"])) * 1000 - TICK_MS)
         late[str(state["phase"])].append(stall)
-        state["last"] = now
-        if stall > TARGET_MS:  # what the engine thread is doing right after a stall
+        if stall > TARGET_MS:  # what the other threads are doing right after a stall
             culprits[busy_threads()] += 1
+            if state["phase"] == "importing":
+                big.append((round(stall, 1), round((cpu - float(state["cpu"])) * 1000, 1),
+                            round(wait - float(state["wait"]), 1)))
+        state["last"], state["cpu"], state["wait"] = now, cpu, wait
 
     def type_a_query() -> None:
         window.query.setText(QUERIES[int(state["searches"]) % len(QUERIES)])
@@ -202,6 +226,11 @@ def main() -> int:
         "stall_while_opening": summary(late["opening"]),
         "stall_while_importing": summary(late["importing"]),
         "busy_threads_after_stalls": dict(culprits.most_common(8)),
+        # per long stall: the GUI thread's own CPU time (its own work: drawing results) and its time waiting
+        # for a core (other processes, or the host, had both); what is left is waiting for the GIL
+        "stalls_over_target_ms_gui_cpu_ms_core_wait_ms": big,
+        "gui_process_gc_pauses_over_10ms": gc_pauses,
+        "data_folder": str(folder),
         "target_met_while_importing": max(late["importing"] or [0.0]) <= TARGET_MS,
         "peak_rss_mb": {"gui_process": peak_rss_mb(), "engine_host": host_rss},
         "socket_round_trip_after_import": cost,
