@@ -92,7 +92,7 @@ class EngineBridge(QObject):
         return job.id
 
     def call(self, fn: Callable[[MemoryService], Any], timeout: float | None = None) -> Any:
-        """Run `fn(service)` on the engine thread and wait for it: for other threads (the IPC server)."""
+        """Run `fn(service)` on the engine thread and wait for it: for other threads, never the GUI thread."""
         if QThread.currentThread() is self.thread():
             raise RuntimeError("EngineBridge.call would block the GUI thread; use submit()")
         if threading.current_thread() is self._thread:
