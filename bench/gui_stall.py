@@ -1,11 +1,12 @@
 """GUI stall probe: how long the GUI thread ever waits while the engine imports (and enriches) memories.
 
 A 10 ms QTimer runs on the GUI thread with the search window open; every tick records how late it
-fired. Meanwhile the engine thread opens the real engine (SQLite, Chroma, MiniLM), imports N
-generated memories in batches, and the window searches as if someone typed every 0.5 s. Target: no
-stall over 50 ms.
+fired. Meanwhile the app's bridge starts the engine host process (as the tray app does: SQLite, Chroma,
+MiniLM and llama.cpp in a child process, reached over the engine socket), imports N generated memories
+in chunks through it, and the window searches as if someone typed every 0.5 s. Target: no stall over
+50 ms. `--in-process` measures the old architecture (the engine on a thread of the GUI process).
 
-    .venv/bin/python bench/gui_stall.py [--count 10000] [--enrich]
+    .venv/bin/python bench/gui_stall.py [--count 10000] [--enrich] [--in-process]
 
 Runs offscreen by default (QT_QPA_PLATFORM=offscreen); set QT_QPA_PLATFORM=xcb under Xvfb to use a
 real X server.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import gc
 import json
 import os
 import platform
@@ -26,6 +28,7 @@ import threading
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's desktop_memory
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
@@ -35,8 +38,11 @@ from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from desktop_memory.engine.settings import Settings  # noqa: E402
+from desktop_memory.ipc.client import connect  # noqa: E402
+from desktop_memory.ipc.spawn import HostProcess  # noqa: E402
 from desktop_memory.qt.bridge import EngineBridge  # noqa: E402
 from desktop_memory.qt.importing import IMPORT_CHUNK, ChunkedImport  # noqa: E402
+from desktop_memory.qt.none_guard import keep_none_alive  # noqa: E402
 from desktop_memory.qt.search_window import SearchWindow  # noqa: E402
 from desktop_memory.service import MemoryService  # noqa: E402
 
@@ -77,20 +83,74 @@ def busy_threads() -> str:
     return " | ".join(sorted(parts)) or "idle"
 
 
+def peak_rss_mb(pid: int | str = "self") -> float | None:
+    """The process's peak resident memory (Linux: VmHWM), in MB."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return None
+
+
+def socket_cost(folder: Path, n: int = 200) -> dict[str, float]:
+    """Median round trip of a ping and of a 10-hit search over a second connection to the host, in ms."""
+    remote = connect(folder)
+    if remote is None:
+        return {}
+    out: dict[str, float] = {}
+    with remote:
+        for name, call in (("ping_ms", remote.ping),
+                           ("search_ms", lambda: remote.search("beta release", record_access=False))):
+            times = []
+            for _ in range(n if name == "ping_ms" else n // 4):
+                t = time.perf_counter()
+                call()
+                times.append((time.perf_counter() - t) * 1000)
+            out[name] = round(statistics.median(times), 3)
+    return out
+
+
+def runqueue_wait_ms() -> float:
+    """How long the calling thread has waited for a core so far (Linux schedstat), in ms; 0 elsewhere."""
+    try:
+        return int(Path("/proc/thread-self/schedstat").read_text().split()[1]) / 1e6
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def steal_ms() -> float:
+    """Time the hypervisor ran something else instead of this VM's vCPUs, summed over them (Linux), in ms."""
+    try:
+        with open("/proc/stat", encoding="ascii") as fh:
+            fields = fh.readline().split()
+        return int(fields[8]) * 1000 / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=10_000)
     parser.add_argument("--chunk", type=int, default=IMPORT_CHUNK, help="memories per import job")
     parser.add_argument("--enrich", action="store_true", help="also run background enrichment (llama.cpp)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="the old architecture: the engine on a thread of the GUI process")
     args = parser.parse_args()
 
     app = QApplication(sys.argv[:1])
+    keep_none_alive()  # as the app does (PySide6 6.12 on Python 3.11 would free None mid-run)
     folder = Path(tempfile.mkdtemp(prefix="gui-stall-"))
-    bridge = EngineBridge(lambda: MemoryService(folder))
+    load_before = os.getloadavg()
+    host = None if args.in_process else HostProcess(folder, enrich=args.enrich)
+    bridge = EngineBridge(host.open if host else lambda: MemoryService(folder))
     window = SearchWindow(bridge, Settings())
     lines = records(args.count)
     late: dict[str, list[float]] = {"opening": [], "importing": []}
-    state = {"phase": "opening", "last": time.perf_counter(), "searches": 0}
+    state = {"phase": "opening", "last": time.perf_counter(), "cpu": time.thread_time(), "wait": runqueue_wait_ms(),
+             "steal": steal_ms(), "searches": 0}
+    big: list[tuple[float, ...]] = []  # stalls over the target: (stall, GUI thread CPU, its core wait, VM steal)
     marks: dict[str, float] = {"start": time.perf_counter()}
     errors: list[str] = []
 
@@ -99,14 +159,27 @@ def main() -> int:
         app.quit()
 
     culprits: collections.Counter[str] = collections.Counter()
+    gc_pauses: list[tuple[int, float]] = []  # (generation, ms) of this process's collections over 10 ms
+    gc_started = [0.0]
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            gc_started[0] = time.perf_counter()
+        elif (ms := (time.perf_counter() - gc_started[0]) * 1000) > 10:
+            gc_pauses.append((info["generation"], round(ms, 1)))
+
+    gc.callbacks.append(on_gc)
 
     def tick() -> None:
-        now = time.perf_counter()
+        now, cpu, wait, steal = time.perf_counter(), time.thread_time(), runqueue_wait_ms(), steal_ms()
         stall = max(0.0, (now - float(state["last"])) * 1000 - TICK_MS)
         late[str(state["phase"])].append(stall)
-        state["last"] = now
-        if stall > TARGET_MS:  # what the engine thread is doing right after a stall
+        if stall > TARGET_MS:  # what the other threads are doing right after a stall
             culprits[busy_threads()] += 1
+            if state["phase"] == "importing":
+                big.append((round(stall, 1), round((cpu - float(state["cpu"])) * 1000, 1),
+                            round(wait - float(state["wait"]), 1), round(steal - float(state["steal"]), 1)))
+        state["last"], state["cpu"], state["wait"], state["steal"] = now, cpu, wait, steal
 
     def type_a_query() -> None:
         window.query.setText(QUERIES[int(state["searches"]) % len(QUERIES)])
@@ -120,13 +193,14 @@ def main() -> int:
     def warmed(_: object) -> None:  # the engine is open and the model loaded: the import starts
         marks["warm"] = time.perf_counter()
         state["phase"] = "importing"
-        if args.enrich:
+        if args.enrich and host is None:  # the host process starts it itself
             bridge.submit(lambda s: s.start_enrichment())
         ChunkedImport(bridge, lambda: lines, done=imported, failed=fail, chunk=args.chunk).start()
         typing.start()
 
     probe = QTimer(interval=TICK_MS, timeout=tick)
     typing = QTimer(interval=500, timeout=type_a_query)
+    bridge.opened.connect(lambda: marks.setdefault("opened", time.perf_counter()))
     bridge.opened.connect(lambda: bridge.submit(lambda s: s.search("warm up", limit=1), warmed, fail))
     bridge.open_failed.connect(fail)
     window.show_and_focus()
@@ -134,9 +208,14 @@ def main() -> int:
     bridge.start()
     app.exec()
     probe.stop()
-    if args.enrich and bridge.is_open:
+    load_after = os.getloadavg()
+    cost = socket_cost(folder) if host and not errors else {}
+    host_rss = peak_rss_mb(host.pid) if host and host.pid else None
+    if args.enrich and bridge.is_open and host is None:
         bridge.submit(lambda s: s.stop_enrichment())
     bridge.stop()
+    if host is not None:
+        host.stop()
     if errors:
         print(f"gui_stall: {errors[0]}", file=sys.stderr)
         return 1
@@ -147,15 +226,26 @@ def main() -> int:
                 "median_ms": round(statistics.median(v), 2), f"over_{TARGET_MS}ms": sum(x > TARGET_MS for x in v)}
 
     result = {
+        "architecture": "engine on a thread of the GUI process" if host is None else "engine host child process",
         "memories": args.count,
         "chunk": args.chunk,
+        "engine_ready_s": round(marks["opened"] - marks["start"], 2),
         "open_and_load_model_s": round(marks["warm"] - marks["start"], 1),
         "import_s": round(marks["imported"] - marks["warm"], 1),
         "searches_while_importing": state["searches"],
         "stall_while_opening": summary(late["opening"]),
         "stall_while_importing": summary(late["importing"]),
         "busy_threads_after_stalls": dict(culprits.most_common(8)),
+        # per long stall: the GUI thread's own CPU time (its own work: drawing results), its time waiting for
+        # a core (other processes, or the host, had both) and the VM's steal time (all vCPUs, 10 ms steps);
+        # what is left is waiting for the GIL (or something this does not see)
+        "stalls_over_target_ms_gui_cpu_core_wait_vm_steal": big,
+        "gui_process_gc_pauses_over_10ms": gc_pauses,
+        "data_folder": str(folder),
         "target_met_while_importing": max(late["importing"] or [0.0]) <= TARGET_MS,
+        "peak_rss_mb": {"gui_process": peak_rss_mb(), "engine_host": host_rss},
+        "socket_round_trip_after_import": cost,
+        "load_average_before_after": [round(x, 2) for x in (*load_before, *load_after)],
         "qt_platform": os.environ["QT_QPA_PLATFORM"],
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, "
                    f"Python {platform.python_version()}",

@@ -588,6 +588,17 @@ class MemoryService:
         self._recent = None
         return n
 
+    def erase_everything(self) -> int:
+        """Purge every memory (the settings window's "Erase everything"); returns how many."""
+        ids = sorted(self.store.all_ids())
+        return self.purge(ids) if ids else 0
+
+    def save_settings(self, new: Settings) -> Settings:
+        """Write settings.json atomically and use the new values at once."""
+        new.save(self.folder)
+        self.settings = new
+        return new
+
     def retention(self, *, older_than_days: float, below_importance: float = 1.0,
                   include_forgotten_only: bool = False, dry_run: bool = False) -> list[str]:
         """Purge memories older than N days and less important than a threshold; pinned are kept."""

@@ -115,6 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("app", help="start the tray app and its search window (the default with no command)")
     sub.add_parser("toggle", help="show or hide the running app's search window (bind it to a hotkey)")
     sub.add_parser("capture-selection", help="the running app captures the selected text (bind it to a hotkey)")
+    p = sub.add_parser("engine-host")  # hidden (no help): the tray app's engine process (ipc/host.py)
+    p.add_argument("--no-enrichment", action="store_true")
     mcp_commands.add_parsers(sub)
     enrich_commands.add_parsers(sub)
     privacy_commands.add_parsers(sub)
@@ -134,6 +136,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .. import smoke
 
             return smoke.run()
+        if args.command == "engine-host":
+            from ..ipc import host
+
+            return host.main(paths.data_dir(args.data_dir), enrich=not args.no_enrichment)
         if args.command in (None, "app", "toggle", "capture-selection"):
             from ..qt import launch  # Qt is imported only for the desktop app
 

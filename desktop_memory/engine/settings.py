@@ -49,6 +49,11 @@ class Settings:
             raw = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return cls()
+        return cls.from_dict(raw)
+
+    @classmethod
+    def from_dict(cls, raw: object) -> Settings:
+        """Settings from plain data (the file, or the engine socket): unknown keys ignored, bad values reset."""
         defaults = cls()
         values = {}
         for f in fields(cls):

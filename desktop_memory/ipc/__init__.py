@@ -1,5 +1,6 @@
-"""The engine's local socket: the app that owns a data folder serves its engine to the CLI and MCP.
+"""The engine's local socket: the process that owns a data folder serves its engine to the app, CLI and MCP.
 
-`server.IpcServer` runs in the host (the tray app); `client.connect` gives a `RemoteService` whose
-methods mirror `MemoryService`. Plain Python (multiprocessing.connection, JSON payloads), no Qt.
+`server.IpcServer` runs in the host (`host.py`: the engine process the tray app starts with `spawn.py`);
+`client.connect` gives a `RemoteService` whose methods mirror `MemoryService`. Plain Python
+(multiprocessing.connection, JSON payloads), no Qt.
 """

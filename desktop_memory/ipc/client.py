@@ -14,6 +14,7 @@ from ..core.context import Context
 from ..core.errors import DataDirLocked, StorageError
 from ..core.models import Hit, Memory
 from ..core.query import Filters
+from ..engine.settings import Settings
 from ..service import IMPORT_BATCH, AddResult, ImportReport
 from . import address, codec
 
@@ -40,7 +41,7 @@ class RemoteService:
                 self._conn.send_bytes(codec.dumps({"method": method, "params": params}))
                 reply = codec.loads(self._conn.recv_bytes())
             except (EOFError, OSError) as exc:
-                raise HostGone("lost the connection to the desktop-memory app; try again") from exc
+                raise HostGone("lost the connection to the desktop-memory engine; try again") from exc
         if "error" in reply:
             raise codec.error_from(reply["error"])
         return reply["result"]
@@ -132,6 +133,18 @@ class RemoteService:
         return list(self._call("retention", older_than_days=older_than_days, below_importance=below_importance,
                                include_forgotten_only=include_forgotten_only, dry_run=dry_run))
 
+    def erase_everything(self) -> int:
+        return int(self._call("erase_everything"))
+
+    # -- settings -----------------------------------------------------------------------------
+    @property
+    def settings(self) -> Settings:
+        """The host's current settings (each read asks the host)."""
+        return codec.settings_from(self._call("settings"))
+
+    def save_settings(self, new: Settings) -> Settings:
+        return codec.settings_from(self._call("save_settings", settings=codec.settings_to(new)))
+
     def stats(self) -> dict[str, Any]:
         return self._call("stats")
 
@@ -147,6 +160,12 @@ class RemoteService:
     # -- enrichment (the app runs it in the background) -----------------------------------------
     def enrichment_status(self) -> dict[str, Any]:
         return self._call("enrichment_status")
+
+    def start_enrichment(self) -> None:
+        self._call("start_enrichment")
+
+    def stop_enrichment(self) -> None:
+        self._call("stop_enrichment")
 
     def set_enrichment_model(self, path: str | None) -> dict[str, Any]:
         """A relative path means relative to here, not to the app's working folder."""

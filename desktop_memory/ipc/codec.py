@@ -12,6 +12,7 @@ from ..core import errors
 from ..core.context import Context
 from ..core.models import Hit, Memory
 from ..core.query import Filters
+from ..engine.settings import Settings
 
 MAX_MESSAGE = 256 * 1024 * 1024
 
@@ -83,6 +84,17 @@ def filters_from(d: dict[str, Any] | None) -> Filters | None:
         else:
             values[key] = hint(value) if isinstance(hint, type) else value
     return Filters(**values)
+
+
+def settings_to(s: Settings) -> dict[str, Any]:
+    return dataclasses.asdict(s)
+
+
+def settings_from(d: Any) -> Settings:
+    """Checked like settings.json: unknown keys ignored, values of the wrong type reset."""
+    if not isinstance(d, dict):
+        raise errors.InvalidInput("settings must be an object")
+    return Settings.from_dict(d)
 
 
 def error_to(exc: BaseException) -> dict[str, str]:

@@ -55,7 +55,12 @@ CALLS: dict[str, Callable[[MemoryService, dict[str, Any]], Any]] = {
     "doctor": lambda s, p: s.doctor(),
     "export_records": lambda s, p: list(s.export_records(include_forgotten=bool(p.get("include_forgotten")))),
     "export_markdown": lambda s, p: list(s.export_markdown(include_forgotten=bool(p.get("include_forgotten")))),
+    "settings": lambda s, p: codec.settings_to(s.settings),
+    "save_settings": lambda s, p: codec.settings_to(s.save_settings(codec.settings_from(p["settings"]))),
+    "erase_everything": lambda s, p: s.erase_everything(),
     "enrichment_status": lambda s, p: s.enrichment_status(),
+    "start_enrichment": lambda s, p: s.start_enrichment(),
+    "stop_enrichment": lambda s, p: s.stop_enrichment(),
     "set_enrichment_model": lambda s, p: s.set_enrichment_model(p.get("path")),
     "verify_enrichment_model": lambda s, p: s.verify_enrichment_model(),
 }

@@ -1,4 +1,8 @@
-"""The tray app: hosts the engine (on its own thread), the tray icon, the windows and the local sockets."""
+"""The tray app: starts the engine host process, shows the tray icon and the windows, answers later starts.
+
+The engine runs in a child process (ipc/host.py) that also serves the CLI and MCP; the app reaches it
+through the bridge's one thread over the engine socket, so Chroma holding the GIL never stalls the GUI.
+"""
 
 from __future__ import annotations
 
@@ -16,13 +20,14 @@ from PySide6.QtGui import QClipboard, QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
 from ..core.capture import CaptureEvent, RecentCaptures, Snapshot
-from ..core.errors import DesktopMemoryError
 from ..engine.settings import Settings
+from ..ipc.spawn import HostProcess
 from ..service import MemoryService
 from . import capture_now, single_instance
 from .bridge import EngineBridge
 from .clipboard_watcher import ClipboardWatcher
 from .hotkeys import GlobalHotkeys
+from .none_guard import keep_none_alive
 from .search_window import SearchWindow
 from .settings_window import SettingsWindow
 from .tray import Tray, icon
@@ -43,20 +48,25 @@ def has_display() -> bool:
 class DesktopApp(QObject):
     """Wires the engine bridge, the tray, the windows and the sockets together; holds no business logic."""
 
-    engine_ready = Signal()
+    engine_ready = Signal()  # the engine is open and its settings are applied
     failed = Signal(str)
+    host_ended = Signal(int)  # the engine host process ended by itself (its exit code): emitted off the GUI thread
 
     def __init__(self, data_dir: Path, *, opener: Callable[[Path], MemoryService] | None = None) -> None:
+        """Without `opener` the engine runs in a host process; with one, in this process (tests)."""
         super().__init__()
         self.data_dir = data_dir
         self.exit_code = 0
         self.paused_until: float | None = None  # math.inf: until resumed
         self.enrich_pending = 0
-        self.ipc = None
         self.recent = RecentCaptures(RECENT)
         settings = Settings.load(data_dir)
-        make = opener or MemoryService
-        self.bridge = EngineBridge(lambda: make(data_dir))
+        self.host = None if opener else HostProcess(data_dir, on_exit=self.host_ended.emit)
+        if self.host is not None:
+            self.bridge = EngineBridge(self.host.open)
+        else:
+            assert opener is not None
+            self.bridge = EngineBridge(lambda: opener(data_dir))
         self.search = SearchWindow(self.bridge, settings, settings.hotkey_search)
         self.settings_window = SettingsWindow(self.bridge, data_dir)
         self.tray = Tray(self)
@@ -68,6 +78,7 @@ class DesktopApp(QObject):
         self._queue_poll = QTimer(self, interval=QUEUE_POLL_MS, timeout=self._poll_queue)
         self._tray_watch = QTimer(self, interval=1000, timeout=self._check_tray)
 
+        self.host_ended.connect(self._host_ended)
         self.bridge.opened.connect(self._opened)
         self.bridge.open_failed.connect(self._open_failed)
         self.bridge.job_failed.connect(self.notify)
@@ -109,33 +120,27 @@ class DesktopApp(QObject):
 
     def _opened(self) -> None:
         log.info("engine ready: %s", self.data_dir)
-        self.bridge.submit(lambda s: s.settings, self._settings_loaded)
+        self.bridge.submit(lambda s: s.settings, self._first_settings)
         self.bridge.submit(lambda s: s.search("warm up", limit=1, record_access=False),  # load the model now
                            lambda _: log.info("embedding model loaded"))
-        self._host_ipc()
         self._start_enrichment()
+
+    def _first_settings(self, settings: Settings) -> None:
+        """The engine is open and its settings applied (the clipboard watcher, the hotkeys): ready."""
+        self._settings_loaded(settings)
         self.engine_ready.emit()
-
-    def _host_ipc(self) -> None:
-        """Serve the engine to the CLI and MCP over the data folder's socket."""
-        from ..ipc.server import IpcServer
-
-        service = self.bridge.service
-        assert service is not None
-        ipc = IpcServer(service, self.data_dir, run=lambda fn: self.bridge.call(lambda _s: fn()))
-        try:
-            ipc.start()
-        except DesktopMemoryError as exc:  # e.g. the keyring went away: the app itself still works
-            log.info("not serving the engine on the local socket")
-            self.notify(f"The command line and AI agents cannot reach the app: {exc}")
-            return
-        self.ipc = ipc
-        log.info("serving the engine on the local socket")
 
     def _start_enrichment(self) -> None:
         """Background enrichment (llama.cpp on its own thread, owned by the engine) while the app runs."""
-        self.bridge.submit(lambda s: s.start_enrichment())
+        if self.host is None:  # the host process starts it itself
+            self.bridge.submit(lambda s: s.start_enrichment())
         self._queue_poll.start()
+
+    def _host_ended(self, code: int) -> None:
+        """The engine process crashed or was killed: say so (jobs now fail with a readable message)."""
+        log.info("the engine process ended unexpectedly (exit code %d)", code)
+        self._queue_poll.stop()
+        self.notify(f"The engine stopped unexpectedly (exit code {code}). Quit desktop-memory and start it again.")
 
     def _poll_queue(self) -> None:
         def pending(s: MemoryService) -> int:
@@ -176,12 +181,12 @@ class DesktopApp(QObject):
         self._queue_poll.stop()
         self._tray_watch.stop()
         self.instance.close()
-        if self.ipc is not None:
-            self.ipc.close()
-        if self.bridge.is_open:
+        self.tray.hide()
+        if self.bridge.is_open and self.host is None:
             self.bridge.submit(lambda s: s.stop_enrichment())
         self.bridge.stop()
-        self.tray.hide()
+        if self.host is not None:
+            self.host.stop()  # closes its stdin: it stops enrichment, closes the engine, removes the socket
         QApplication.instance().exit(self.exit_code)
 
     # -- commands from other starts -----------------------------------------------------------
@@ -266,6 +271,7 @@ def run_app(data_dir: Path, argv: list[str] | None = None) -> int:
               "session; the command line works without one (desktop-memory --help)", file=sys.stderr)
         return 1
     logging.getLogger("desktop_memory.qt").setLevel(logging.INFO)
+    keep_none_alive()  # PySide6 6.12 loses references to None; on Python 3.11 that aborts a long session
     app = QApplication.instance() or QApplication(argv or [sys.argv[0] or PROG])
     assert isinstance(app, QApplication)
     app.setApplicationName(PROG)

@@ -1,18 +1,18 @@
-"""The engine lane: one thread owns the MemoryService; results come back to the GUI through a signal.
+"""The engine lane: one thread owns the engine; results come back to the GUI through a signal.
 
-Every engine call (search, add, context, pin, forget, import, settings...) is a job run on that one
-thread, so the APSW connection, Chroma and the models are only ever used from it. The GUI thread
-submits and never waits; a callback runs on the GUI thread when the job is done. The job wrapper is
-an error barrier: a domain error becomes its message, anything else a one-line "unexpected error".
+The engine is a RemoteService connected to the engine host child process (the app), or a MemoryService
+in this process (tests, benchmarks). Every engine call (search, add, context, pin, forget, import,
+settings...) is a job run on that one thread, so the socket (or the APSW connection, Chroma and the
+models) is only ever used from it. The GUI thread submits and never waits; a callback runs on the GUI
+thread when the job is done. The job wrapper is an error barrier: a domain error becomes its message,
+anything else a one-line "unexpected error".
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
-import os
 import queue
-import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -22,25 +22,14 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
 from ..core.errors import DesktopMemoryError
+from ..ipc.client import RemoteService
+from ..ipc.host import ENGINE_NICE, lower_priority  # noqa: F401 - ENGINE_NICE re-exported
 from ..service import MemoryService
 
 log = logging.getLogger(__name__)
 
 Done = Callable[[Any], None]
 Failed = Callable[[str], None]
-
-
-ENGINE_NICE = 5  # the engine thread (and the model threads it starts) yields the CPU to the GUI thread
-
-
-def lower_priority(nice: int = ENGINE_NICE) -> None:
-    """Raise the calling thread's nice value (Linux sets it per thread; threads started later inherit it)."""
-    if nice and sys.platform.startswith("linux"):
-        tid = threading.get_native_id()
-        try:
-            os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
-        except OSError:
-            log.debug("cannot lower the engine thread's priority", exc_info=True)
 
 
 def error_message(exc: BaseException) -> str:
@@ -72,7 +61,7 @@ class EngineBridge(QObject):
     busy_changed = Signal(bool)  # long jobs are running (or waiting)
     _finished = Signal(object, object, object)  # job, ok, value: emitted on the engine thread
 
-    def __init__(self, opener: Callable[[], MemoryService], parent: QObject | None = None) -> None:
+    def __init__(self, opener: Callable[[], MemoryService | RemoteService], parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._opener = opener
         self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
@@ -80,7 +69,7 @@ class EngineBridge(QObject):
         self._newest: dict[str, int] = {}
         self._long = 0
         self._lock = threading.Lock()
-        self.service: MemoryService | None = None
+        self.service: MemoryService | RemoteService | None = None
         self._thread = threading.Thread(target=self._loop, name="engine", daemon=True)
         self._finished.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
 
@@ -103,7 +92,7 @@ class EngineBridge(QObject):
         return job.id
 
     def call(self, fn: Callable[[MemoryService], Any], timeout: float | None = None) -> Any:
-        """Run `fn(service)` on the engine thread and wait for it: for other threads (the IPC server)."""
+        """Run `fn(service)` on the engine thread and wait for it: for other threads, never the GUI thread."""
         if QThread.currentThread() is self.thread():
             raise RuntimeError("EngineBridge.call would block the GUI thread; use submit()")
         if threading.current_thread() is self._thread:
@@ -147,7 +136,7 @@ class EngineBridge(QObject):
             self.job_failed.emit(error_message(exc))
 
     # -- engine thread ----------------------------------------------------------------------
-    def _service(self) -> MemoryService:
+    def _service(self) -> Any:
         if self.service is None:
             raise RuntimeError("the engine is not open")
         return self.service

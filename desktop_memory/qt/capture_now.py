@@ -64,9 +64,10 @@ def capture(service: MemoryService, snap: Snapshot, *, automatic: bool = False, 
 
     if snap.text is not None and not snap.text.strip():
         return "Nothing saved: the clipboard holds no text", CaptureEvent(time.time(), False, "empty", app=snap.app)
-    gate = {"paused": paused, "enabled": service.settings.capture_enabled} if automatic else {}
+    settings = service.settings  # one read (a call to the engine host when it runs in its own process)
+    gate = {"paused": paused, "enabled": settings.capture_enabled} if automatic else {}
     try:
-        decision = decide(snap, rules=rules(service.settings), **gate)
+        decision = decide(snap, rules=rules(settings), **gate)
     except ValueError:  # a broken rule in settings.json never blocks a capture
         decision = decide(snap, **gate)
     if not decision.store:

@@ -98,6 +98,10 @@ class SearchWindow(QWidget):
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.list.setUniformItemSizes(False)
         self.list.setWordWrap(True)
+        # each row is a laid-out rich-text document: lay 50 rows out in batches across event-loop turns,
+        # not in one go (on a busy machine the first results took the GUI thread ~100 ms)
+        self.list.setLayoutMode(QListView.LayoutMode.Batched)
+        self.list.setBatchSize(8)
         self.list.setAccessibleName("Results")
         self.list.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.empty = QLabel()

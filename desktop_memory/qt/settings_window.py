@@ -79,8 +79,7 @@ def _open_jsonl(source: Path) -> IO[bytes]:
 
 
 def _erase(service: MemoryService) -> int:
-    ids = sorted(service.store.all_ids())
-    return service.purge(ids) if ids else 0
+    return service.erase_everything()
 
 
 class SettingsWindow(QWidget):
@@ -252,9 +251,7 @@ class SettingsWindow(QWidget):
         self.error.hide()
 
         def apply(service: MemoryService) -> Settings:
-            new.save(service.folder)
-            service.settings = new
-            return new
+            return service.save_settings(new)
 
         self.bridge.submit(apply, self._saved, self._show_error)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -170,3 +171,37 @@ def test_the_watcher_stores_copies_once_per_burst_and_skips_marked_and_own_copie
     assert labels[0].startswith("Skipped: paused") and labels[1].startswith("Skipped: password manager")
     assert labels[2].startswith("Saved: The standup moves") and len(labels) == 3
     assert "horse" not in " ".join(labels + notices) and "budget review" not in " ".join(labels + notices)
+
+
+def test_the_engine_runs_in_its_own_process_and_a_crash_is_a_notice(qtbot, tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr("desktop_memory.qt.app.QApplication.exit", lambda *a: None)  # the test owns the loop
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "settings.json").write_text('{"capture_enabled": false}', encoding="utf-8")
+    app = DesktopApp(tmp_path / "data")  # no opener: the real app's engine host process
+    qtbot.addWidget(app.search)
+    qtbot.addWidget(app.settings_window)
+    notices: list[str] = []
+    app.tray.notify = notices.append
+    with qtbot.waitSignal(app.engine_ready, timeout=120_000):
+        assert app.start()
+    try:
+        host_pid = app.host.pid
+        assert host_pid is not None and host_pid != os.getpid()
+        QGuiApplication.clipboard().setText("The offsite is in Lisbon on May 12th")
+        app.capture_clipboard()
+        qtbot.waitUntil(lambda: notices == ["Saved"], timeout=30_000)
+        app.open_settings()
+        qtbot.waitUntil(lambda: app.settings_window.isVisible(), timeout=10_000)
+        app.settings_window.budget.setValue(700)
+        with qtbot.waitSignal(app.settings_window.saved, timeout=10_000):
+            app.settings_window.save()
+        assert app.search.budget == 700 and '"context_budget": 700' in (tmp_path / "data" / "settings.json").read_text()
+        assert notices == ["Saved", "Settings saved"]
+        os.kill(host_pid, signal.SIGKILL)
+        qtbot.waitUntil(lambda: len(notices) == 3, timeout=30_000)
+        assert notices[2].startswith("The engine stopped unexpectedly (exit code -9)")
+        app.capture_clipboard()  # the engine is gone: a readable message, no hang
+        qtbot.waitUntil(lambda: len(notices) == 4, timeout=30_000)
+        assert notices[3] == "lost the connection to the desktop-memory engine; try again"
+    finally:
+        app.quit()

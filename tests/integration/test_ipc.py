@@ -19,7 +19,7 @@ from desktop_memory.ipc.server import IpcServer
 pytestmark = pytest.mark.integration
 CLI = [sys.executable, "-m", "desktop_memory"]
 
-# A minimal host: what the tray app does with the engine socket, without Qt.
+# A minimal host: what ipc/host.py (the tray app's engine process) does with the engine socket.
 HOST = """
 import sys
 from pathlib import Path

@@ -251,3 +251,35 @@ def test_enrichment_status_and_model_go_through_the_app(fake_service, remote: Re
     monkeypatch.chdir(tmp_path)  # a relative model path is the CLI's, not the app's
     with pytest.raises(ModelUnavailable, match=str(tmp_path / "missing.gguf")):
         remote.set_enrichment_model("missing.gguf")
+
+
+def test_the_gui_jobs_calls_settings_erase_and_enrichment_go_over_the_socket(fake_service, remote: RemoteService,
+                                                                               data_dir: Path):
+    settings = remote.settings
+    assert settings == fake_service.settings
+    settings.capture_ignore_apps = ["keepassxc"]
+    assert remote.save_settings(settings).capture_ignore_apps == ["keepassxc"]
+    assert fake_service.settings.capture_ignore_apps == ["keepassxc"]
+    assert json.loads((data_dir / "settings.json").read_text())["capture_ignore_apps"] == ["keepassxc"]
+    with pytest.raises(InvalidInput, match="settings must be an object"):
+        remote._call("save_settings", settings=[1])
+    reset = remote._call("save_settings", settings={"context_budget": "lots", "unknown": 1})  # like a bad file
+    assert reset["context_budget"] == fake_service.settings.context_budget == 1500
+    remote.add("one memory")
+    remote.add("and another one")
+    assert remote.erase_everything() == 2 and remote.stats()["memories"] == 0
+    assert remote.stop_enrichment() is None and remote.enrichment_status()["queued"] == 0
+
+
+def test_the_host_command_line_from_source_and_frozen(monkeypatch, tmp_path: Path):
+    from desktop_memory.cli.main import build_parser
+    from desktop_memory.ipc.spawn import command
+
+    source = command(tmp_path, enrich=False)
+    assert source[1:3] == ["-m", "desktop_memory"] and source[-2:] == ["engine-host", "--no-enrichment"]
+    args = build_parser().parse_args(source[3:])
+    assert args.command == "engine-host" and args.no_enrichment and args.data_dir == str(tmp_path)
+    monkeypatch.setattr("sys.frozen", True, raising=False)
+    frozen = command(tmp_path, debug=True)
+    assert frozen[1:] == ["--data-dir", str(tmp_path), "--debug", "engine-host"]
+    assert "engine-host" not in build_parser().format_help()  # hidden

@@ -1,0 +1,129 @@
+"""The engine host: a child process of the tray app that owns the data folder and serves its engine.
+
+`desktop-memory --data-dir DIR engine-host` (hidden from --help) opens the MemoryService (taking the
+folder's lock), serves it on the folder's socket with IpcServer (every request on one engine thread),
+starts background enrichment and writes one line to stdout: `ready <pid>`, or `error: <message>` and
+exit code 1 when the folder cannot be opened. It stops (closing the service, removing the socket and
+token) when its stdin reaches EOF (the parent holds the other end of that pipe, so the parent's exit,
+even a crash, ends the host) or on SIGTERM / SIGINT. Captured text is never logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import IO, TypeVar
+
+from ..core.errors import DesktopMemoryError
+from ..service import MemoryService
+from .server import IpcServer
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+ENGINE_NICE = 5  # the engine thread yields the CPU to the GUI process (enrichment runs at 19 anyway)
+READY, ERROR = "ready", "error:"
+
+
+def lower_priority(nice: int = ENGINE_NICE) -> None:
+    """Raise the calling thread's nice value (Linux: per thread; threads it starts inherit it)."""
+    if nice and sys.platform.startswith("linux"):
+        tid = threading.get_native_id()
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
+        except OSError:
+            log.debug("cannot lower the engine thread's priority", exc_info=True)
+
+
+def one_line(exc: BaseException) -> str:
+    """What the person reads: a domain error's own message, else one line naming the bug."""
+    if isinstance(exc, DesktopMemoryError):
+        return " ".join(str(exc).split())
+    return f"unexpected error: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+
+
+class EngineLane:
+    """One thread that runs every engine call, in order (the APSW connection and Chroma stay on it)."""
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="engine", initializer=lower_priority)
+
+    def run(self, fn: Callable[[], T]) -> T:
+        return self._pool.submit(fn).result()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+
+def _watch_stdin(fd: int, stop: threading.Event) -> None:
+    """Set `stop` when the parent's end of the pipe closes (EOF): the parent quit or died.
+
+    Reads the raw descriptor: a thread blocked in sys.stdin's buffered reader aborts the interpreter's exit.
+    """
+    try:
+        while os.read(fd, 4096):
+            pass
+    except (OSError, ValueError):
+        log.debug("reading stdin failed", exc_info=True)
+    stop.set()
+
+
+def serve(data_dir: Path, *, enrich: bool = True, stdin_fd: int = 0, out: IO[str] | None = None,
+          stop: threading.Event | None = None) -> int:
+    """Run the host until stdin closes or `stop` is set; returns the exit code."""
+    out = out or sys.stdout
+    stop = stop or threading.Event()
+    threading.Thread(target=_watch_stdin, args=(stdin_fd, stop), name="parent-watch", daemon=True).start()
+    lane = EngineLane()
+    try:
+        service = lane.run(lambda: MemoryService(Path(data_dir)))
+    except Exception as exc:  # noqa: BLE001 - barrier: the app shows this line
+        log.debug("opening the engine failed", exc_info=True)
+        lane.close()
+        print(f"{ERROR} {one_line(exc)}", file=out, flush=True)
+        return 1
+    if stop.is_set():  # the parent went away while the folder was opening
+        lane.run(service.close)
+        lane.close()
+        return 0
+    server = IpcServer(service, Path(data_dir), run=lane.run)
+    try:
+        server.start()
+        if enrich:
+            lane.run(service.start_enrichment)
+    except Exception as exc:  # noqa: BLE001 - barrier: the app shows this line
+        log.debug("serving the engine failed", exc_info=True)
+        server.close()
+        lane.run(service.close)
+        lane.close()
+        print(f"{ERROR} {one_line(exc)}", file=out, flush=True)
+        return 1
+    log.info("serving the engine on the local socket (pid %d)", os.getpid())
+    print(f"{READY} {os.getpid()}", file=out, flush=True)
+    try:
+        while not stop.wait(0.25):  # short waits: the main thread runs the signal handlers in between
+            pass
+    finally:
+        log.info("engine host stopping")
+        server.close()
+        lane.run(service.close)
+        lane.close()
+        log.info("engine host stopped")
+    return 0
+
+
+def main(data_dir: Path, *, enrich: bool = True) -> int:
+    """The `engine-host` command: the protocol line on stdout, then stdout is pointed at stderr."""
+    logging.getLogger(__name__).setLevel(logging.INFO)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a library's print never mixes with the protocol
+    with out:
+        return serve(data_dir, enrich=enrich, out=out, stop=stop)
