@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html as html_
+from collections import OrderedDict
 from typing import Any
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
@@ -63,6 +64,11 @@ class ResultDelegate(QStyledItemDelegate):
     """Draws a result: marks and title, a snippet with matched words in bold, source, app and date."""
 
     PADDING = 6
+    CACHED = 128  # laid-out rows kept: sizeHint and paint of one row, and repaints, reuse one document
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._docs: OrderedDict[tuple[str, str, int], QTextDocument] = OrderedDict()
 
     def _document(self, option: QStyleOptionViewItem, index: AnyIndex) -> QTextDocument:
         m: Memory = index.data(MemoryRole)
@@ -82,14 +88,22 @@ class ResultDelegate(QStyledItemDelegate):
             f"<div style='color:{text.name()}'><b>{(marks + ' ') if marks else ''}{head}</b><br>{body}"
             f"<small style='color:{dim.name()}'>{html_.escape(meta)}</small></div>"
         )
+        width = option.rect.width()
+        if width <= 0 and option.widget is not None:
+            width = option.widget.viewport().width()  # sizeHint gets no rect
+        key = (html, option.font.key(), max(100, width - 2 * self.PADDING))
+        doc = self._docs.get(key)
+        if doc is not None:
+            self._docs.move_to_end(key)
+            return doc
         doc = QTextDocument()
         doc.setDefaultFont(option.font)
         doc.setDocumentMargin(0)
         doc.setHtml(html)
-        width = option.rect.width()
-        if width <= 0 and option.widget is not None:
-            width = option.widget.viewport().width()  # sizeHint gets no rect
-        doc.setTextWidth(max(100, width - 2 * self.PADDING))
+        doc.setTextWidth(key[2])
+        self._docs[key] = doc
+        if len(self._docs) > self.CACHED:
+            self._docs.popitem(last=False)
         return doc
 
     def paint(self, painter: Any, option: QStyleOptionViewItem, index: AnyIndex) -> None:

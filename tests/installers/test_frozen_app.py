@@ -114,3 +114,40 @@ def test_the_frozen_mcp_server_answers_an_agent_over_stdio(bundle: Path, tmp_pat
     tools, failed, text = anyio.run(session)
     assert {"search_memories", "get_context", "add_memory", "pin_memory", "forget_memory"} <= set(tools)
     assert not failed and "Lisbon" in text
+
+
+@pytest.mark.skipif(not os.environ.get("DESKTOP_MEMORY_DESKTOP_SESSION"), reason="needs scripts/with-desktop.sh")
+def test_the_frozen_tray_app_starts_its_engine_host_and_serves_the_cli(bundle: Path, tmp_path: Path) -> None:
+    """The frozen app starts the frozen engine host (`desktop-memory engine-host`); the frozen CLI reaches it."""
+    import signal
+    import time
+
+    app = bundle / "desktop-memory" / "desktop-memory"
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PYTHON", "VIRTUAL_ENV", "DESKTOP_MEMORY_", "QT_QPA"))}
+    env.update(HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"), XDG_CONFIG_HOME=str(tmp_path / "config"),
+               DESKTOP_MEMORY_HOME=str(tmp_path / "data"), DESKTOP_MEMORY_ENCRYPTION="off")
+    log_path = tmp_path / "app.log"
+    with open(log_path, "w", encoding="utf-8") as log:
+        proc = subprocess.Popen([str(app), "app"], env=env, stdout=subprocess.DEVNULL, stderr=log, cwd=tmp_path)
+        try:
+            deadline = time.monotonic() + 180
+            while "engine ready" not in log_path.read_text() and time.monotonic() < deadline:
+                assert proc.poll() is None, log_path.read_text()
+                time.sleep(0.2)
+            assert "engine ready" in log_path.read_text(), log_path.read_text()
+            host = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+            assert host, "the app started no engine host"
+            cli = [str(app), "--data-dir", str(tmp_path / "data")]
+            added = subprocess.run([*cli, "add", "The team offsite is in Lisbon in May."], env=env,
+                                   capture_output=True, text=True, timeout=120)
+            assert added.returncode == 0, added.stderr
+            found = subprocess.run([*cli, "search", "where is the offsite", "--json"], env=env,
+                                   capture_output=True, text=True, timeout=120)
+            assert found.returncode == 0 and "Lisbon" in found.stdout, found.stderr
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(60)
+    assert code == 0, log_path.read_text()
+    for pid in host:  # the host ended with the app
+        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
