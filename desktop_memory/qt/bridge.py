@@ -171,6 +171,7 @@ class EngineBridge(QObject):
         try:
             value = job.fn(self._service())
         except Exception as exc:  # noqa: BLE001 - the worker barrier
+            log.info("engine job failed: %s", type(exc).__name__)  # the kind only: a message may quote content
             log.debug("engine job failed", exc_info=True)
             if job.future is not None:
                 job.future.set_exception(exc)
