@@ -3,7 +3,7 @@
 Runs on an existing data folder (e.g. the one bench/gui_stall.py leaves behind and prints), first through
 a host process (as the tray app does), then with the engine in this process, with the same searches.
 
-    .venv/bin/python bench/host_overhead.py --data-dir /tmp/gui-stall-XXXX [--searches 50]
+    .venv/bin/python bench/host_overhead.py --data-dir DIR [--searches 50]   # DIR: the folder gui_stall.py printed
 """
 
 from __future__ import annotations

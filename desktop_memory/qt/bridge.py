@@ -23,7 +23,7 @@ from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
 from ..core.errors import DesktopMemoryError
 from ..ipc.client import RemoteService
-from ..ipc.host import ENGINE_NICE, lower_priority  # noqa: F401 - ENGINE_NICE re-exported
+from ..ipc.host import lower_priority
 from ..service import MemoryService
 
 log = logging.getLogger(__name__)

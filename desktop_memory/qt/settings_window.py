@@ -78,10 +78,6 @@ def _open_jsonl(source: Path) -> IO[bytes]:
         raise InvalidInput(f"cannot read {source}: {exc.strerror}") from exc
 
 
-def _erase(service: MemoryService) -> int:
-    return service.erase_everything()
-
-
 class SettingsWindow(QWidget):
     """Capture, hotkeys, context, model, data folder, start at login and privacy actions."""
 
@@ -311,4 +307,5 @@ class SettingsWindow(QWidget):
             self.erase_everything()
 
     def erase_everything(self) -> None:
-        self.bridge.submit(_erase, lambda n: self.notice.emit(f"Erased {n} memories"), self._show_error, long=True)
+        self.bridge.submit(lambda s: s.erase_everything(), lambda n: self.notice.emit(f"Erased {n} memories"),
+                           self._show_error, long=True)

@@ -10,7 +10,7 @@ import pytest
 
 from desktop_memory.core.errors import InvalidInput
 from desktop_memory.engine.lock import DataDirLock
-from desktop_memory.qt.bridge import ENGINE_NICE
+from desktop_memory.ipc.host import ENGINE_NICE
 
 
 def test_every_job_runs_on_one_engine_thread(qtbot, bridge, engine) -> None:
