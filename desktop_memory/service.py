@@ -34,6 +34,8 @@ from .engine.vectors import VectorIndex
 
 log = logging.getLogger(__name__)
 
+EMBEDDING_MODEL_KEY = "embedding_model"  # meta key: which model and precision made the stored vectors
+
 CANDIDATES = 100
 EXACT_SEMANTIC_CAP = 300  # filters this selective: exact cosine over all that pass
 DEEP_SEMANTIC_CAP = 3_000  # otherwise an HNSW search this deep at most, filtered afterwards
@@ -169,8 +171,29 @@ class MemoryService:
         """The Chroma index, opened (and reconciled with SQLite) on first use."""
         if self._vectors is None:
             self._vectors = VectorIndex(self.folder / VECTORS_DIR)
+            self._adopt_embedding_model()
             self.reconcile()
         return self._vectors
+
+    def _adopt_embedding_model(self) -> int:
+        """Queue every memory for re-embedding when the store's vectors came from another model.
+
+        Vectors of two models (or precisions) must not be mixed in one index: their cosines are not
+        comparable. The queue and the new model's name are written in one transaction, so a crash
+        part-way resumes the re-embedding on the next start.
+        """
+        current = self.embedder.vectors_id
+        stored = self.store.get_meta(EMBEDDING_MODEL_KEY)
+        if stored == current:
+            return 0
+        ids = self.store.all_ids()
+        with self.store.transaction():
+            self.store.enqueue(ids, "upsert")
+            self.store.set_meta(EMBEDDING_MODEL_KEY, current)
+        if ids:
+            log.info("re-embedding %d memories for %s (was %s), once", len(ids), current, stored or "an older model")
+        self._recent = None
+        return len(ids)
 
     # -- vector sync --------------------------------------------------------------------------
     def sync_vectors(self) -> int:

@@ -17,6 +17,7 @@ class FakeEmbedder:
     """Bag-of-words hashing embedder: same words -> same direction; no model, instant."""
 
     loaded = True
+    vectors_id = "fake-bag-of-words"
 
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         out = np.zeros((len(texts), DIM), dtype=np.float32)

@@ -176,6 +176,13 @@ class Store:
                 yield _row_to_memory(row[1:])
             last = rows[-1][0]
 
+    def get_meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
     def all_ids(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT id FROM memories")}
 

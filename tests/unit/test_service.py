@@ -162,6 +162,32 @@ def test_reconcile_embeds_missing_and_drops_orphans(fake_service):
     assert fake_service.vectors.all_ids() == {m.id}
 
 
+class OtherModel(FakeEmbedder):
+    """The same words in another direction: vectors of a different model."""
+
+    vectors_id = "another-model"
+
+    def encode(self, texts, batch_size=64):
+        return -super().encode(texts, batch_size)
+
+
+def test_a_store_embedded_by_another_model_is_re_embedded_once(tmp_path):
+    folder = tmp_path / "data"
+    with MemoryService(folder, embedder=OtherModel()) as old:
+        mid = old.add("the beta ships on March 3rd").memory.id
+        assert old.store.get_meta("embedding_model") == "another-model"
+    with MemoryService(folder, embedder=FakeEmbedder()) as svc:
+        assert svc.store.get_meta("embedding_model") == "another-model"  # nothing re-embedded before use
+        hits = svc.search("beta ships", limit=3)  # opens the index: re-embeds with this model
+        assert [h.memory.id for h in hits] == [mid]
+        assert svc.store.get_meta("embedding_model") == FakeEmbedder.vectors_id
+        assert svc.store.queue_length() == 0
+        stored = svc.vectors.vectors([mid])[mid]
+        assert float(stored @ FakeEmbedder().encode(["the beta ships on March 3rd"])[0]) > 0.999
+    with MemoryService(folder, embedder=FakeEmbedder()) as again:
+        assert again._adopt_embedding_model() == 0  # once only
+
+
 def test_doctor_reports_ok(fake_service):
     fake_service.add("hello")
     assert fake_service.doctor()["ok"] is True
