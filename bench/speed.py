@@ -48,7 +48,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run from a checkout without installing
     sys.path.insert(0, str(REPO))
 
-from desktop_memory.core.query import Filters, fts_match  # noqa: E402
+from desktop_memory.core.query import Filters, terms  # noqa: E402
 from desktop_memory.engine.embed import Embedder  # noqa: E402
 from desktop_memory.service import ImportReport, MemoryService  # noqa: E402
 
@@ -655,8 +655,7 @@ def stage_breakdown(service: MemoryService, queries: QueryMaker, n: int) -> dict
         t0 = time.perf_counter()
         qvec = service.embedder.encode([q])[0]  # encode() has no cache
         t1 = time.perf_counter()
-        match = fts_match(q)
-        found = dict(service.store.keyword_search(match, Filters(), 100)) if match else {}
+        found = dict(service.store.keyword_search_terms(terms(q), Filters(), 100))
         t2 = time.perf_counter()
         sem = dict(service.vectors.query(qvec, 110))
         t3 = time.perf_counter()

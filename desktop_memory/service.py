@@ -18,7 +18,7 @@ import numpy as np
 from .core.context import Context, build_context
 from .core.errors import DesktopMemoryError, InvalidInput, StorageError
 from .core.models import Hit, Memory, from_iso
-from .core.query import Filters, entity_matches, fts_match, parse
+from .core.query import Filters, entity_matches, parse, terms
 from .core.ranking import RankingParams, collapse_near_duplicates, fuse, spread_to_neighbours
 from .core.redact import redact
 from .core.text import check_content, content_hash, first_line
@@ -478,7 +478,7 @@ class MemoryService:
 
     def _ranked(self, text: str, filters: Filters, limit: int) -> list[Hit]:
         depth = max(CANDIDATES, limit * 2)
-        match = fts_match(text)
+        toks = terms(text)
         # the semantic side runs on a helper thread while SQLite ranks the keywords (onnxruntime,
         # Chroma and SQLite all release the GIL); the store itself stays on this thread
         vectors = self.vectors  # opened (and reconciled with the store) here, not on the helper
@@ -488,7 +488,7 @@ class MemoryService:
             return qvec, None if filters.active else dict(vectors.query(qvec, depth + 10))
 
         pending = self._query_lane.submit(by_meaning)
-        keyword = dict(self.store.keyword_search(match, filters, depth)) if match else {}
+        keyword = dict(self.store.keyword_search_terms(toks, filters, depth))
         qvec, semantic = pending.result()
         if semantic is None:
             semantic = self._semantic_filtered(qvec, filters, depth + 10)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 MAX_TERMS = 48
@@ -315,7 +316,9 @@ def terms(text: str, *, limit: int = MAX_TERMS) -> list[str]:
 
 def fts_match(text: str, *, limit: int = MAX_TERMS) -> str | None:
     """A safe FTS5 MATCH expression (quoted terms joined by OR), or None if nothing to match."""
-    toks = terms(text, limit=limit)
-    if not toks:
-        return None
+    return fts_or(terms(text, limit=limit)) or None
+
+
+def fts_or(toks: Sequence[str]) -> str:
+    """Terms from `terms` as quoted FTS5 strings joined by OR ('' for none)."""
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in toks)

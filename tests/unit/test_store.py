@@ -94,3 +94,49 @@ def test_id_prefixes_resolve_when_unique(tmp_path):
     assert store.get("abcd1").id == "abcd1111"
     with pytest.raises(NotFound, match="more than one"):
         store.get("abcd")
+
+
+def _keyword_store(tmp_path: Path) -> Store:
+    """Ten memories; "meeting" is in six of them (over half), "budget" in three, "zebra" in one."""
+    store = Store(tmp_path / "db")
+    texts = ["meeting notes budget", "meeting budget budget plan", "meeting about lunch", "meeting room booking",
+             "meeting minutes", "meeting agenda and zebra", "budget for the offsite", "garden plans",
+             "holiday photos", "tax forms"]
+    with store.transaction():
+        for n, text in enumerate(texts):
+            store.insert(Memory(id=f"m{n}", content=text, created_at=n, updated_at=n, content_hash=f"h{n}"))
+    return store
+
+
+def test_common_words_score_but_do_not_select_rows_on_their_own(tmp_path, monkeypatch):
+    import desktop_memory.engine.store as store_module
+
+    monkeypatch.setattr(store_module, "MIN_ROWS_TO_PRUNE", 0)
+    monkeypatch.setattr(store_module, "COMMON_SHARE", 0.35)
+    store = _keyword_store(tmp_path)
+    assert store._document_frequency("meetings") == 6  # stemmed like the index
+    assert store._common_terms(["meeting", "budget", "zebra"]) == {"meeting"}
+    assert store._common_terms(["meeting"]) == set()  # one term: nothing to leave out
+    # enough rows hold the rare word: only they are ranked, and they keep the full query's order
+    pruned = store.keyword_search_terms(["meeting", "budget"], Filters(), 3)
+    full = store.keyword_search('"meeting" OR "budget"', Filters(), 3)
+    assert [i for i, _ in pruned] == [i for i, _ in full] == ["m1", "m0", "m6"]
+    # fewer rows than asked for: the whole query fills the list
+    wide = store.keyword_search_terms(["meeting", "zebra"], Filters(), 5)
+    assert wide[0][0] == "m5" and len(wide) == 5
+    assert store.keyword_search_terms([], Filters(), 10) == []
+
+
+def test_when_every_word_is_common_the_rarest_still_selects(tmp_path, monkeypatch):
+    import desktop_memory.engine.store as store_module
+
+    monkeypatch.setattr(store_module, "MIN_ROWS_TO_PRUNE", 0)
+    monkeypatch.setattr(store_module, "COMMON_SHARE", 0.2)
+    store = _keyword_store(tmp_path)
+    assert store._common_terms(["meeting", "budget"]) == {"meeting"}
+    assert {i for i, _ in store.keyword_search_terms(["meeting", "budget"], Filters(), 2)} <= {"m0", "m1", "m6"}
+
+
+def test_small_stores_rank_every_match(tmp_path):
+    store = _keyword_store(tmp_path)  # 10 memories, under MIN_ROWS_TO_PRUNE
+    assert store._common_terms(["meeting", "zebra"]) == set()
