@@ -9,7 +9,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -495,9 +495,16 @@ class MemoryService:
         missing = [i for i in keyword if i not in semantic]
         if missing:  # every keyword candidate gets its exact cosine too
             semantic.update(self.vectors.similarities(qvec, missing))
-        rows = self.store.get_many(set(keyword) | set(semantic))
-        rows = {i: m for i, m in rows.items() if self._passes(m, filters)}
+        candidates = set(keyword) | set(semantic)
+        if filters.active:
+            found = self.store.get_many(candidates)
+            rows: dict[str, Any] = {i: m for i, m in found.items() if self._passes(m, filters)}
+        else:  # rank on the few fields fusion reads; full rows only for the hits kept
+            rows = self.store.rank_fields(candidates, include_forgotten=filters.include_forgotten)
         hits = fuse(keyword, semantic, rows, now=time.time(), params=self.ranking, limit=limit * 2)
+        if not filters.active:
+            full = self.store.get_many([h.memory.id for h in hits])
+            hits = [replace(h, memory=full[h.memory.id]) for h in hits if h.memory.id in full]
         if self.ranking.neighbour_weight > 0 and hits:
             sources = [h.memory.id for h in hits[: self.ranking.neighbour_sources]]
             neighbours = self.store.session_neighbours(sources)

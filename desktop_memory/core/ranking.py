@@ -12,6 +12,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from .models import Hit, Memory
 
@@ -35,10 +36,19 @@ class RankingParams:
     collapse_jaccard: float = 0.9
 
 
+class Rankable(Protocol):
+    """What fusion reads of a memory: a full `Memory` or the store's lighter `RankFields`."""
+
+    id: str
+    created_at: float
+    importance: float
+    pinned: bool
+
+
 def fuse(
     keyword: Mapping[str, float],
     semantic: Mapping[str, float],
-    memories: Mapping[str, Memory],
+    memories: Mapping[str, Rankable],
     *,
     now: float,
     params: RankingParams = RankingParams(),
@@ -49,6 +59,7 @@ def fuse(
     keyword: bm25 scores (higher is better; absent = no keyword match).
     semantic: cosine similarities (absent = not scored).
     A memory with no keyword match needs a cosine of at least `min_semantic_only`.
+    Each hit holds the object given in `memories` (the caller swaps in full rows for RankFields).
     """
     kw = {k: v for k, v in keyword.items() if k in memories and v > 0}
     kw_max = max(kw.values(), default=1.0)
@@ -56,7 +67,7 @@ def fuse(
     sem_hi = max(sem.values(), default=1.0)
     sem_lo = max(params.semantic_floor, min(sem.values(), default=0.0))
     span = sem_hi - sem_lo
-    scored: list[tuple[float, float, float, float, Memory]] = []
+    scored: list[tuple[float, float, float, float, Any]] = []
     for mid, m in memories.items():
         cos = sem.get(mid, 0.0)
         if mid not in kw and cos < params.min_semantic_only:

