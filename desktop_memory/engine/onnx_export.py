@@ -103,6 +103,10 @@ def export(model_dir: Path, target: Path) -> Path:
         quantize_dynamic(tmp, tmp_int8, weight_type=QuantType.QInt8, per_channel=True,
                          op_types_to_quantize=["MatMul"])
         os.replace(tmp_int8, target)
+        if target.parent.name == "models":  # graphs of older exports in the cache: ~60-90 MB each
+            for stale in target.parent.glob("minilm-*.onnx"):
+                if stale != target:
+                    stale.unlink(missing_ok=True)
     except Exception as exc:  # noqa: BLE001 - any export failure means "fall back to torch"
         raise ModelUnavailable(f"cannot export the embedding model to ONNX: {exc}") from exc
     finally:

@@ -61,9 +61,13 @@ def test_export_into_an_empty_cache_and_a_damaged_cache_file(tmp_path, monkeypat
     monkeypatch.setenv("DESKTOP_MEMORY_CACHE", str(tmp_path / "cache"))
     target = onnx_export.onnx_path_for(model_path())
     assert not target.exists()
+    stale = target.parent / "minilm-0123456789abcdef.onnx"  # a graph of an older export version
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"old graph")
     fresh = Embedder()
     assert (fresh.encode(TEXTS[:1]) * torch_vectors[:1]).sum() > INT8_MIN_COSINE
     assert target.is_file() and fresh.backend == "onnx"
+    assert not stale.exists()  # replaced, not left behind in the cache
 
     target.write_bytes(b"not an onnx graph")  # e.g. a disk that filled up
     fallback = Embedder()
