@@ -142,6 +142,7 @@ class MemoryService:
         self.embedder = embedder or Embedder()
         self.ranking = ranking or RankingParams()
         self._vectors: VectorIndex | None = None
+        self._model_adopted = False  # the store's vectors checked against this embedder's model
         self._recent: tuple[list[str], np.ndarray] | None = None
         self._enricher: Enricher | None = None
         self.foreground = Foreground()  # requests it serves go before background enrichment
@@ -159,6 +160,7 @@ class MemoryService:
         self.store.close()
         self.store = Store(self.folder / DB_NAME, key=encryption.prepare(self.folder, self.folder / DB_NAME))
         self._recent = None
+        self._model_adopted = False
 
     def __enter__(self) -> MemoryService:
         return self
@@ -171,9 +173,21 @@ class MemoryService:
         """The Chroma index, opened (and reconciled with SQLite) on first use."""
         if self._vectors is None:
             self._vectors = VectorIndex(self.folder / VECTORS_DIR)
-            self._adopt_embedding_model()
             self.reconcile()
         return self._vectors
+
+    def _embedding_ready(self) -> None:
+        """Adopt this embedder's model before its first vector meets the index (once per store).
+
+        Called where the engine embeds, not where it opens: purge, retention, stats and the
+        like never load the model.
+        """
+        if self._model_adopted:
+            return
+        queued = self._adopt_embedding_model()
+        self._model_adopted = True
+        if queued:
+            self.sync_vectors()
 
     def _adopt_embedding_model(self) -> int:
         """Queue every memory for re-embedding when the store's vectors came from another model.
@@ -207,6 +221,7 @@ class MemoryService:
             rows = self.store.get_many(upserts)
             present = [mid for mid in upserts if mid in rows]
             if present:
+                self._embedding_ready()
                 index.upsert(present, self.embedder.encode([rows[m].content for m in present]))
             self.store.dequeue([mid for mid, _ in batch])
             done += len(batch)
@@ -320,6 +335,7 @@ class MemoryService:
                     fresh.append(p)
         if not fresh:
             return results
+        self._embedding_ready()
         vecs = self.embedder.encode([p.memory.content for p in fresh])
         recent_ids, recent = self._recent_vectors()
         new_ids: list[str] = []
@@ -482,6 +498,7 @@ class MemoryService:
         # the semantic side runs on a helper thread while SQLite ranks the keywords (onnxruntime,
         # Chroma and SQLite all release the GIL); the store itself stays on this thread
         vectors = self.vectors  # opened (and reconciled with the store) here, not on the helper
+        self._embedding_ready()
 
         def by_meaning() -> tuple[np.ndarray, dict[str, float] | None]:
             qvec = self.embedder.encode_query(text[:4000])

@@ -188,6 +188,31 @@ def test_a_store_embedded_by_another_model_is_re_embedded_once(tmp_path):
         assert again._adopt_embedding_model() == 0  # once only
 
 
+class UnloadedModel(FakeEmbedder):
+    """Fails the test if anything asks for its model: stands in for a model that was never loaded."""
+
+    @property
+    def vectors_id(self):
+        raise AssertionError("the embedding model was loaded")
+
+    def encode(self, texts, batch_size=64):
+        raise AssertionError("the embedding model was loaded")
+
+
+def test_work_without_embedding_never_loads_the_model(tmp_path):
+    folder = tmp_path / "data"
+    with MemoryService(folder, embedder=OtherModel()) as old:
+        keep = old.add("the beta ships on March 3rd").memory.id
+        gone = old.add("an old note about the cafeteria menu").memory.id
+    with MemoryService(folder, embedder=UnloadedModel()) as svc:
+        svc.set_pinned(keep, True)
+        svc.retention(older_than_days=0, below_importance=0.0)
+        svc.purge([gone])
+        assert svc.stats()["memories"] == 1
+        assert svc.vectors.count() == 1  # the index opened and reconciled without the model
+        assert svc.store.get_meta("embedding_model") == "another-model"
+
+
 def test_doctor_reports_ok(fake_service):
     fake_service.add("hello")
     assert fake_service.doctor()["ok"] is True
