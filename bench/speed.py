@@ -659,7 +659,7 @@ def stage_breakdown(service: MemoryService, queries: QueryMaker, n: int) -> dict
         t2 = time.perf_counter()
         sem = dict(service.vectors.query(qvec, 110))
         t3 = time.perf_counter()
-        service.vectors.similarities(qvec, [i for i in found if i not in sem])
+        service._similarities(qvec, [i for i in found if i not in sem])  # SQLite copies (m004)
         t4 = time.perf_counter()
         service.store.get_many(set(found) | set(sem))
         t5 = time.perf_counter()

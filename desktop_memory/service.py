@@ -35,6 +35,7 @@ from .engine.vectors import VectorIndex
 log = logging.getLogger(__name__)
 
 EMBEDDING_MODEL_KEY = "embedding_model"  # meta key: which model and precision made the stored vectors
+VECTOR_COPIES_KEY = "vector_copies"  # "complete" once the vectors of a store older than m004 are copied
 
 CANDIDATES = 100
 EXACT_SEMANTIC_CAP = 300  # filters this selective: exact cosine over all that pass
@@ -202,6 +203,7 @@ class MemoryService:
             return 0
         ids = self.store.all_ids()
         with self.store.transaction():
+            self.store.drop_vectors()
             self.store.enqueue(ids, "upsert")
             self.store.set_meta(EMBEDDING_MODEL_KEY, current)
         if ids:
@@ -213,6 +215,8 @@ class MemoryService:
     def sync_vectors(self) -> int:
         """Drain the durable queue into Chroma; returns how many entries were handled."""
         index = self._vectors if self._vectors is not None else self.vectors
+        if not self._model_adopted and self.store.has_queued_upserts():
+            self._embedding_ready()  # only this model's vectors may reach the index
         done = 0
         while batch := self.store.queued(IMPORT_BATCH):
             deletes = [mid for mid, op in batch if op == "delete"]
@@ -220,9 +224,14 @@ class MemoryService:
             index.delete(deletes)
             rows = self.store.get_many(upserts)
             present = [mid for mid in upserts if mid in rows]
+            vecs = self.store.stored_vectors(present)
+            if need := [mid for mid in present if mid not in vecs]:
+                made = self.embedder.encode([rows[m].content for m in need])
+                with self.store.transaction():
+                    self.store.put_vectors(zip(need, made, strict=True))
+                vecs.update(zip(need, made, strict=True))
             if present:
-                self._embedding_ready()
-                index.upsert(present, self.embedder.encode([rows[m].content for m in present]))
+                index.upsert(present, np.stack([vecs[m] for m in present]))
             self.store.dequeue([mid for mid, _ in batch])
             done += len(batch)
         return done
@@ -234,6 +243,7 @@ class MemoryService:
         """
         index = self._vectors if self._vectors is not None else self.vectors
         report = {"queued": self.sync_vectors(), "missing": 0, "orphans": 0}
+        report["copied"] = self._copy_vectors_from_index(index)
         if full or index.count() != self.store.count(include_forgotten=True):
             in_db, in_index = self.store.all_ids(), index.all_ids()
             orphans = sorted(in_index - in_db)
@@ -244,6 +254,39 @@ class MemoryService:
             self.sync_vectors()
             report.update(missing=len(missing), orphans=len(orphans))
         return report
+
+    def _copy_vectors_from_index(self, index: VectorIndex) -> int:
+        """Once per store from before the vector copies (m004): copy Chroma's vectors into SQLite."""
+        if self.store.get_meta(VECTOR_COPIES_KEY) == "complete":
+            return 0
+        lacking = self.store.ids_without_vector(limit=-1)
+        copied = 0
+        for start in range(0, len(lacking), 1000):
+            found = index.vectors(lacking[start : start + 1000])
+            with self.store.transaction():
+                self.store.put_vectors(found.items())
+            copied += len(found)
+        with self.store.transaction():
+            self.store.set_meta(VECTOR_COPIES_KEY, "complete")
+        if copied:
+            log.info("copied %d vectors from the vector index into the database, once", copied)
+        return copied
+
+    def _vectors_of(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors by id: the copies in SQLite, Chroma for any memory without one."""
+        found = self.store.stored_vectors(ids)
+        if rest := [i for i in ids if i not in found]:
+            found.update(self.vectors.vectors(rest))
+        return found
+
+    def _similarities(self, qvec: np.ndarray, ids: Sequence[str]) -> dict[str, float]:
+        """Exact cosine of the query to each memory that has a vector."""
+        got = self._vectors_of(list(dict.fromkeys(ids)))
+        if not got:
+            return {}
+        keys = list(got)
+        sims = np.stack([got[k] for k in keys]) @ np.asarray(qvec, dtype=np.float32)
+        return dict(zip(keys, sims.tolist(), strict=True))
 
     # -- adding -------------------------------------------------------------------------------
     def _prepare(
@@ -291,7 +334,7 @@ class MemoryService:
     def _recent_vectors(self) -> tuple[list[str], np.ndarray]:
         if self._recent is None:
             ids = self.store.recent(self.settings.near_duplicate_window)
-            found = self.vectors.vectors(ids) if ids else {}
+            found = self._vectors_of(ids) if ids else {}
             keep = [i for i in ids if i in found]
             mat = np.stack([found[i] for i in keep]) if keep else np.zeros((0, 384), np.float32)
             self._recent = (keep, mat)
@@ -359,6 +402,7 @@ class MemoryService:
                 new_vecs.append(vec)
                 to_index[m.id] = vec
                 results.append(AddResult(m, "added", p.redactions))
+            self.store.put_vectors(to_index.items())
         ids = list(to_index)
         self.vectors.upsert(ids, np.stack(list(to_index.values())))
         self.store.dequeue(ids)
@@ -511,7 +555,7 @@ class MemoryService:
             semantic = self._semantic_filtered(qvec, filters, depth + 10)
         missing = [i for i in keyword if i not in semantic]
         if missing:  # every keyword candidate gets its exact cosine too
-            semantic.update(self.vectors.similarities(qvec, missing))
+            semantic.update(self._similarities(qvec, missing))
         candidates = set(keyword) | set(semantic)
         if filters.active:
             found = self.store.get_many(candidates)
@@ -534,7 +578,7 @@ class MemoryService:
         """Nearest memories by meaning that pass the filters (exact when few pass, else HNSW + filter)."""
         allowed = self.store.filtered_ids(filters, EXACT_SEMANTIC_CAP)
         if allowed is not None:
-            return dict(self.vectors.similarities(qvec, allowed))
+            return self._similarities(qvec, allowed)
         share = self.store.count_filtered(filters) / max(1, self.store.count())
         deep = int(min(DEEP_SEMANTIC_CAP, depth / max(share, 1e-6)))
         found = dict(self.vectors.query(qvec, deep))

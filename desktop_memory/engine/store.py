@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import apsw
+import numpy as np
 
 from ..core.errors import NotFound, StorageError
 from ..core.models import Memory
@@ -482,6 +483,9 @@ class Store:
             for r in self.db.execute("SELECT memory_id, op FROM vector_queue ORDER BY queued_at LIMIT ?", (limit,))
         ]
 
+    def has_queued_upserts(self) -> bool:
+        return self.db.execute("SELECT 1 FROM vector_queue WHERE op = 'upsert' LIMIT 1").fetchone() is not None
+
     def queue_length(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM vector_queue").fetchone()[0])
 
@@ -491,6 +495,36 @@ class Store:
     def dequeue(self, ids: Iterable[str]) -> None:
         with self.db:
             self.db.executemany("DELETE FROM vector_queue WHERE memory_id = ?", [(i,) for i in ids])
+
+    # -- vector copies (m004) -----------------------------------------------------------------
+    def put_vectors(self, pairs: Iterable[tuple[str, np.ndarray]]) -> None:
+        """Keep a float16 copy of each memory's vector (call inside the transaction that wrote it)."""
+        self.db.executemany(
+            "INSERT OR REPLACE INTO memory_vectors(rowid, vec) SELECT rowid, ? FROM memories WHERE id = ?",
+            [(np.asarray(v, dtype=np.float16).tobytes(), i) for i, v in pairs],
+        )
+
+    def stored_vectors(self, ids: Iterable[str]) -> dict[str, np.ndarray]:
+        """The float32 vectors of those memories that have a copy."""
+        ids = list(ids)
+        out: dict[str, np.ndarray] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            sql = ("SELECT m.id, v.vec FROM memories m JOIN memory_vectors v ON v.rowid = m.rowid "
+                   f"WHERE m.id IN ({','.join('?' * len(chunk))})")
+            for mid, blob in self.db.execute(sql, chunk):
+                out[mid] = np.frombuffer(blob, dtype=np.float16).astype(np.float32)
+        return out
+
+    def ids_without_vector(self, limit: int) -> list[str]:
+        return [r[0] for r in self.db.execute(
+            "SELECT m.id FROM memories m WHERE NOT EXISTS "
+            "(SELECT 1 FROM memory_vectors v WHERE v.rowid = m.rowid) ORDER BY m.rowid LIMIT ?", (limit,))]
+
+    def drop_vectors(self) -> None:
+        """Forget every copy (the embedding model changed)."""
+        self.db.execute("DELETE FROM memory_vectors")
+
     # -- misc ---------------------------------------------------------------------------------
     def fts_count(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM memories_fts").fetchone()[0])

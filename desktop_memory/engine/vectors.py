@@ -59,19 +59,6 @@ class VectorIndex:
         got = self._col.get(ids=list(ids), include=["embeddings"])
         return {i: np.asarray(v, dtype=np.float32) for i, v in zip(got["ids"], got["embeddings"], strict=True)}
 
-    def similarities(self, vector: np.ndarray, ids: Sequence[str]) -> list[tuple[str, float]]:
-        """Exact cosine similarity of `vector` to each stored id (ids without a vector are left out).
-
-        Fetching the vectors and taking dot products is ~100x faster here than a Chroma query
-        restricted with `ids=` (which scans): 1.6 ms for 40 ids at 100k memories.
-        """
-        got = self.vectors(list(dict.fromkeys(ids)))
-        if not got:
-            return []
-        keys = list(got)
-        sims = np.stack([got[k] for k in keys]) @ np.asarray(vector, dtype=np.float32)
-        return [(k, float(s)) for k, s in zip(keys, sims, strict=True)]
-
     def query(self, vector: np.ndarray, limit: int) -> list[tuple[str, float]]:
         """(id, cosine similarity) of the nearest `limit` vectors (approximate, HNSW)."""
         if limit <= 0:

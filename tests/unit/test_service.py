@@ -253,8 +253,42 @@ def test_exact_similarities_and_an_empty_index(fake_service):
     assert fake_service.vectors.query(FakeEmbedder().encode(["x"])[0], 10) == []
     a = fake_service.add("alpha beta gamma").memory
     vec = fake_service.embedder.encode_query("alpha beta gamma")
-    sims = dict(fake_service.vectors.similarities(vec, [a.id, "unknown-id", a.id]))
-    assert list(sims) == [a.id] and sims[a.id] == pytest.approx(1.0, abs=1e-5)
+    sims = fake_service._similarities(vec, [a.id, "unknown-id", a.id])
+    assert list(sims) == [a.id] and sims[a.id] == pytest.approx(1.0, abs=1e-3)  # float16 copy
+
+
+def test_vector_copies_follow_the_memory_and_fall_back_to_chroma(fake_service):
+    a = fake_service.add("alpha beta gamma").memory
+    b = fake_service.add("delta epsilon zeta").memory
+    store = fake_service.store
+    assert set(store.stored_vectors([a.id, b.id])) == {a.id, b.id}
+    copy, indexed = store.stored_vectors([a.id])[a.id], fake_service.vectors.vectors([a.id])[a.id]
+    assert float(copy @ indexed) == pytest.approx(1.0, abs=1e-3)
+    fake_service.edit(a.id, content="omega psi chi")  # new content: the old copy goes at once
+    assert fake_service.store.queue_length() == 0 and a.id in store.stored_vectors([a.id])
+    again = fake_service.embedder.encode(["omega psi chi"])[0]
+    assert float(store.stored_vectors([a.id])[a.id] @ again) == pytest.approx(1.0, abs=1e-3)
+    with store.transaction():
+        store.db.execute("DELETE FROM memory_vectors")  # a store from before the copies
+    vec = fake_service.embedder.encode_query("delta epsilon zeta")
+    assert fake_service._similarities(vec, [b.id])[b.id] == pytest.approx(1.0, abs=1e-5)  # from Chroma
+    fake_service.purge([b.id])
+    assert store.db.execute("SELECT count(*) FROM memory_vectors").fetchone()[0] == 0
+
+
+def test_a_store_from_before_the_copies_gets_them_once(tmp_path):
+    folder = tmp_path / "data"
+    with MemoryService(folder, embedder=FakeEmbedder()) as old:
+        old.import_records([json.dumps({"content": f"note {i} about topic{i}"}) for i in range(30)])
+        ids = sorted(old.store.all_ids())
+        assert len(ids) == 30
+        with old.store.transaction():
+            old.store.db.execute("DELETE FROM memory_vectors")
+            old.store.db.execute("DELETE FROM meta WHERE key = 'vector_copies'")
+    with MemoryService(folder, embedder=UnloadedModel()) as svc:
+        assert svc.reconcile()["copied"] == 0  # opening the index copied them (without the model)
+        assert set(svc.store.stored_vectors(ids)) == set(ids)
+        assert svc.store.get_meta("vector_copies") == "complete"
 
 
 def test_a_pending_vector_write_cannot_outlive_a_purge_or_an_edit(fake_service):
