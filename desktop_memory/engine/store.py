@@ -21,8 +21,7 @@ from ..core.text import first_line
 from . import encryption
 
 SESSION_GAP_S = 10 * 60
-MIN_ROWS_TO_PRUNE = 2000  # below this, ranking every match is fast anyway
-COMMON_SHARE = 0.05  # a term in more memories than this does not select rows on its own
+SELECT_BUDGET = 8000  # query terms select rows, rarest first, until their document counts reach this
 COLUMNS = [
     "id",
     "content",
@@ -283,40 +282,43 @@ class Store:
             raise StorageError(f"keyword search failed: {exc}") from exc
 
     def keyword_search_terms(self, toks: Sequence[str], filters: Filters, limit: int) -> list[tuple[str, float]]:
-        """bm25 over OR-ed terms, without ranking every row that holds only common words.
+        """bm25 over OR-ed terms, ranking a bounded number of rows whatever the store's size.
 
         FTS5 ranks every row that matches any term (~1.5 us a row: ~60 ms for a word in half of 100k
-        memories). In a store of 2,000 memories or more, terms held by over 5 % of the memories are
-        kept for scoring but no longer select rows on their own: the query becomes
-        `(rare terms) AND (all terms)`. A row that holds only common words scores at most
-        2.2 x their small IDFs and rarely reaches the top; bm25 then counts the rare terms twice,
-        which only shifts weight toward them. When fewer than `limit` rows match, the whole query runs.
-        (Measured on 100k synthetic notes: keyword p95 61 -> 19 ms, recall@10 of a note from its own
-        words 0.717 -> 0.700; docs/benchmarks.md.)
+        memories). So the rarest terms select rows until their document counts add up to
+        SELECT_BUDGET; the commoner ones are kept for scoring but no longer select rows on their own:
+        the query becomes `(selecting terms) AND (all terms)`. A row that holds only common words
+        scores at most 2.2 x their small IDFs and rarely reaches the top; bm25 then counts the
+        selecting terms twice, which only shifts weight toward them. When fewer than `limit` rows
+        match, the whole query runs. (Measured on 100k synthetic notes: docs/benchmarks.md.)
         """
         if not toks:
             return []
         common = self._common_terms(toks)
         if common:
-            rare = [t for t in toks if t not in common]
-            found = self.keyword_search(f"({fts_or(rare)}) AND ({fts_or(toks)})", filters, limit)
+            selecting = [t for t in toks if t not in common]
+            found = self.keyword_search(f"({fts_or(selecting)}) AND ({fts_or(toks)})", filters, limit)
             if len(found) >= limit:
                 return found
         return self.keyword_search(fts_or(toks), filters, limit)
 
     def _common_terms(self, toks: Sequence[str]) -> set[str]:
-        """Terms held by more than COMMON_SHARE of the memories (at least the rarest term is left out)."""
+        """The terms left out of row selection (never the rarest; none when the budget covers all)."""
         top = int(self.scalar("SELECT coalesce(max(rowid), 0) FROM memories"))
         if self._df_top is None or abs(top - self._df_top) > max(100, self._df_top // 100):
             self._df_top, self._df = top, {}  # counts drift slowly: refreshed after 1 % more rows
             self._fts_rows = int(self.scalar("SELECT count(*) FROM memories"))
-        if self._fts_rows < MIN_ROWS_TO_PRUNE or len(toks) < 2:
-            return set()
+        if self._fts_rows <= SELECT_BUDGET or len(toks) < 2:
+            return set()  # no query can rank more rows than the budget
         counts = {t: self._document_frequency(t) for t in toks}
-        common = {t for t, n in counts.items() if n > COMMON_SHARE * self._fts_rows}
-        if len(common) == len(toks):
-            common.discard(min(toks, key=lambda t: counts[t]))
-        return common
+        selecting: set[str] = set()
+        total = 0
+        for t in sorted(counts, key=counts.__getitem__):
+            if selecting and total + counts[t] > SELECT_BUDGET:
+                break
+            selecting.add(t)
+            total += counts[t]
+        return set(counts) - selecting
 
     def _document_frequency(self, term: str) -> int:
         """Rows holding `term` (0 for a term that is not one token, so it is never treated as common)."""
@@ -340,23 +342,20 @@ class Store:
         return {r[0]: r[1] for r in self.db.execute(sql, [*rowids, *params])}
 
     def session_neighbours(self, ids: Sequence[str]) -> dict[str, list[str]]:
-        """For each id, the memories just before and after it in its session."""
-        out: dict[str, list[str]] = {}
-        for mid in ids:
-            row = self.db.execute("SELECT rowid, session_id FROM memories WHERE id = ?", (mid,)).fetchone()
-            if not row or row[1] is None:
-                continue
-            rid, sid = row
-            found = []
-            for sql in (
-                "SELECT id FROM memories WHERE session_id = ? AND rowid < ? ORDER BY rowid DESC LIMIT 1",
-                "SELECT id FROM memories WHERE session_id = ? AND rowid > ? ORDER BY rowid LIMIT 1",
-            ):
-                r = self.db.execute(sql, (sid, rid)).fetchone()
-                if r:
-                    found.append(r[0])
-            out[mid] = found
-        return out
+        """For each id, the memories just before and after it in its session (one statement)."""
+        if not ids:
+            return {}
+        sql = (
+            "WITH s AS (SELECT rowid, id, session_id FROM memories "
+            f"WHERE id IN ({','.join('?' * len(ids))}) AND session_id IS NOT NULL) "
+            "SELECT s.id, "
+            "(SELECT m.id FROM memories m WHERE m.session_id = s.session_id AND m.rowid < s.rowid "
+            "ORDER BY m.rowid DESC LIMIT 1), "
+            "(SELECT m.id FROM memories m WHERE m.session_id = s.session_id AND m.rowid > s.rowid "
+            "ORDER BY m.rowid LIMIT 1) FROM s"
+        )
+        return {mid: [n for n in (before, after) if n is not None]
+                for mid, before, after in self.db.execute(sql, list(ids))}
 
     def filtered_ids(self, filters: Filters, cap: int) -> list[str] | None:
         """Ids matching the filters, or None when more than cap match."""

@@ -111,12 +111,12 @@ def _keyword_store(tmp_path: Path) -> Store:
 def test_common_words_score_but_do_not_select_rows_on_their_own(tmp_path, monkeypatch):
     import desktop_memory.engine.store as store_module
 
-    monkeypatch.setattr(store_module, "MIN_ROWS_TO_PRUNE", 0)
-    monkeypatch.setattr(store_module, "COMMON_SHARE", 0.35)
+    monkeypatch.setattr(store_module, "SELECT_BUDGET", 4)
     store = _keyword_store(tmp_path)
     assert store._document_frequency("meetings") == 6  # stemmed like the index
     assert store._common_terms(["meeting", "budget", "zebra"]) == {"meeting"}
     assert store._common_terms(["meeting"]) == set()  # one term: nothing to leave out
+    assert store._common_terms(["budget", "zebra"]) == set()  # 3 + 1 rows: within the budget
     # enough rows hold the rare word: only they are ranked, and they keep the full query's order
     pruned = store.keyword_search_terms(["meeting", "budget"], Filters(), 3)
     full = store.keyword_search('"meeting" OR "budget"', Filters(), 3)
@@ -130,13 +130,27 @@ def test_common_words_score_but_do_not_select_rows_on_their_own(tmp_path, monkey
 def test_when_every_word_is_common_the_rarest_still_selects(tmp_path, monkeypatch):
     import desktop_memory.engine.store as store_module
 
-    monkeypatch.setattr(store_module, "MIN_ROWS_TO_PRUNE", 0)
-    monkeypatch.setattr(store_module, "COMMON_SHARE", 0.2)
+    monkeypatch.setattr(store_module, "SELECT_BUDGET", 2)
     store = _keyword_store(tmp_path)
-    assert store._common_terms(["meeting", "budget"]) == {"meeting"}
+    assert store._common_terms(["meeting", "budget"]) == {"meeting"}  # budget (3 rows) is over 2 already
     assert {i for i, _ in store.keyword_search_terms(["meeting", "budget"], Filters(), 2)} <= {"m0", "m1", "m6"}
 
 
 def test_small_stores_rank_every_match(tmp_path):
-    store = _keyword_store(tmp_path)  # 10 memories, under MIN_ROWS_TO_PRUNE
+    store = _keyword_store(tmp_path)  # 10 memories, under SELECT_BUDGET
     assert store._common_terms(["meeting", "zebra"]) == set()
+
+
+def test_session_neighbours_are_the_memories_just_before_and_after(tmp_path):
+    store = Store(tmp_path / "db")
+    with store.transaction():
+        sid = store.session_for("clipboard", "", 1000.0, "a session")
+        for n, t in enumerate((1000.0, 1010.0, 1020.0)):
+            m = Memory(id=f"s{n}", content=f"note {n}", created_at=t, updated_at=t, content_hash=f"h{n}")
+            m.session_id = store.session_for("clipboard", "", t, "a session")
+            assert m.session_id == sid
+            store.insert(m)
+        store.insert(Memory(id="alone", content="no session", created_at=5.0, updated_at=5.0, content_hash="hx"))
+    got = store.session_neighbours(["s1", "s0", "s2", "alone", "unknown"])
+    assert got == {"s1": ["s0", "s2"], "s0": ["s1"], "s2": ["s1"]}
+    assert store.session_neighbours([]) == {}
