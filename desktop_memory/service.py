@@ -8,7 +8,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,7 +23,7 @@ from .core.ranking import RankingParams, collapse_near_duplicates, fuse, spread_
 from .core.redact import redact
 from .core.text import check_content, content_hash, first_line
 from .engine import encryption
-from .engine.embed import Embedder
+from .engine.embed import DIMENSIONS, Embedder
 from .engine.enrichment import Enricher, EnrichmentQueue, EnrichReport
 from .engine.enrichment import status as enrichment_status
 from .engine.foreground import Foreground
@@ -147,12 +147,12 @@ class MemoryService:
         self._recent: tuple[list[str], np.ndarray] | None = None
         self._enricher: Enricher | None = None
         self.foreground = Foreground()  # requests it serves go before background enrichment
-        self._query_lane = ThreadPoolExecutor(1, thread_name_prefix="dm-query-vector")
+        self._embed_lane = ThreadPoolExecutor(1, thread_name_prefix="dm-embed-lane")  # queries; imports ahead
 
     # -- lifecycle of the service -------------------------------------------------------------
     def close(self) -> None:
         self.stop_enrichment()
-        self._query_lane.shutdown(wait=True)
+        self._embed_lane.shutdown(wait=True)
         self.store.close()
         self._lock.release()
 
@@ -363,23 +363,46 @@ class MemoryService:
         existing.content, existing.content_hash = new.content, new.content_hash
         return existing
 
-    def _store_batch(self, prepared: list[_Prepared], report: ImportReport | None = None) -> list[AddResult]:
+    def _store_batch(self, prepared: list[_Prepared]) -> list[AddResult]:
         """Dedupe, embed, merge near-duplicates and commit one batch; then index its vectors."""
+        results, fresh, _ = self._dedupe(prepared, set())
+        if not fresh:
+            return results
+        self._embedding_ready()
+        return results + self._commit(fresh, self.embedder.encode([p.memory.content for p in fresh]))
+
+    def _dedupe(self, prepared: list[_Prepared], in_flight: set[str]
+                ) -> tuple[list[AddResult], list[_Prepared], list[_Prepared]]:
+        """Bump exact duplicates of stored memories; returns (their results, texts to embed, texts
+        whose hash is `in_flight` in a batch not committed yet: checked again by `_commit`)."""
         results: list[AddResult] = []
         fresh: list[_Prepared] = []
+        later: list[_Prepared] = []
         seen_hashes: dict[str, Memory] = {}
         with self.store.transaction():
             for p in prepared:
                 existing = seen_hashes.get(p.memory.content_hash) or self.store.by_hash(p.memory.content_hash)
                 if existing is not None:
                     results.append(AddResult(self._bump(existing, p.memory), "duplicate", p.redactions))
+                elif p.memory.content_hash in in_flight:
+                    later.append(p)
                 else:
                     seen_hashes[p.memory.content_hash] = p.memory
                     fresh.append(p)
+        return results, fresh, later
+
+    def _commit(self, fresh: list[_Prepared], vecs: np.ndarray, later: Sequence[_Prepared] = ()) -> list[AddResult]:
+        """Merge near-duplicates, insert the rest with their vector copies, then index the vectors."""
+        results: list[AddResult] = []
+        if later:  # duplicates of the batch committed just before this one
+            more, unseen, _ = self._dedupe(list(later), set())
+            results += more
+            if unseen:
+                self._embedding_ready()
+                fresh = [*fresh, *unseen]
+                vecs = np.concatenate([vecs, self.embedder.encode([p.memory.content for p in unseen])])
         if not fresh:
             return results
-        self._embedding_ready()
-        vecs = self.embedder.encode([p.memory.content for p in fresh])
         recent_ids, recent = self._recent_vectors()
         new_ids: list[str] = []
         new_vecs: list[np.ndarray] = []
@@ -443,13 +466,17 @@ class MemoryService:
     ) -> ImportReport:
         """Import JSON Lines; bad lines are reported with their numbers and skipped.
 
-        Every batch is committed (and acknowledged through `progress`) before the next is read.
+        Batches are pipelined: while one batch is committed, the next is read, deduplicated and
+        embedded on the embedding lane. Every batch is committed before `progress` acknowledges it.
         """
         report = ImportReport()
         batch: list[_Prepared] = []
+        waiting: list[tuple[list[AddResult], list[_Prepared], list[_Prepared], Future[np.ndarray] | None]] = []
 
-        def flush() -> None:
-            for r in self._store_batch(batch):
+        def finish() -> None:
+            results, fresh, later, vectors = waiting.pop()
+            vecs = vectors.result() if vectors is not None else np.zeros((0, DIMENSIONS), np.float32)
+            for r in results + self._commit(fresh, vecs, later):
                 if r.status == "added":
                     report.added += 1
                 elif r.status == "merged":
@@ -457,24 +484,42 @@ class MemoryService:
                 else:
                     report.duplicates += 1
                 report.redacted += sum(r.redactions.values())
-            batch.clear()
             if progress:
                 progress(report)
 
-        for number, raw in enumerate(lines, start=1):
-            if isinstance(raw, bytes):
-                raw = raw.decode("utf-8", errors="replace")
-            if not raw.strip():
-                continue
-            try:
-                batch.append(_Prepared(number, *self._record(raw)))
-            except InvalidInput as exc:
-                report.errors.append((number, str(exc)))
-                continue
-            if len(batch) >= IMPORT_BATCH:
+        def flush() -> None:
+            in_flight = {p.memory.content_hash for p in waiting[0][1]} if waiting else set()
+            results, fresh, later = self._dedupe(batch, in_flight)
+            vectors = None
+            if fresh:
+                self._embedding_ready()
+                vectors = self._embed_lane.submit(self.embedder.encode, [p.memory.content for p in fresh])
+            if waiting:
+                finish()
+            waiting.append((results, fresh, later, vectors))
+            batch.clear()
+
+        try:
+            for number, raw in enumerate(lines, start=1):
+                if isinstance(raw, bytes):
+                    raw = raw.decode("utf-8", errors="replace")
+                if not raw.strip():
+                    continue
+                try:
+                    batch.append(_Prepared(number, *self._record(raw)))
+                except InvalidInput as exc:
+                    report.errors.append((number, str(exc)))
+                    continue
+                if len(batch) >= IMPORT_BATCH:
+                    flush()
+            if batch:
                 flush()
-        if batch:
-            flush()
+            if waiting:
+                finish()
+        finally:  # after an error, let the batch being embedded finish before the engine is used again
+            for *_, vectors in waiting:
+                if vectors is not None:
+                    wait([vectors])
         return report
 
     def _record(self, raw: str) -> tuple[Memory, dict[str, int]]:
@@ -548,7 +593,7 @@ class MemoryService:
             qvec = self.embedder.encode_query(text[:4000])
             return qvec, None if filters.active else dict(vectors.query(qvec, depth + 10))
 
-        pending = self._query_lane.submit(by_meaning)
+        pending = self._embed_lane.submit(by_meaning)
         keyword = dict(self.store.keyword_search_terms(toks, filters, depth))
         qvec, semantic = pending.result()
         if semantic is None:

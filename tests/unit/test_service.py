@@ -301,3 +301,43 @@ def test_a_pending_vector_write_cannot_outlive_a_purge_or_an_edit(fake_service):
     assert float(stored @ FakeEmbedder().encode(["charlie lemon lime"])[0]) == pytest.approx(1.0, abs=1e-5)
     assert fake_service.store.queue_length() == 0
 
+
+
+def test_a_pipelined_import_dedupes_across_batches_and_acknowledges_committed_work(fake_service, monkeypatch):
+    import desktop_memory.service as service_module
+
+    monkeypatch.setattr(service_module, "IMPORT_BATCH", 3)
+    words = ["apple", "banana", "cherry", "damson", "elder", "fig", "grape", "hazel"]
+    texts = [f"{w} {w}{i} orchard note" for i, w in enumerate(words)]
+    # batch 2 repeats a text of batch 1 (still being committed), batch 3 repeats one of batch 1 again
+    order = texts[:3] + [texts[4], texts[0], texts[3]] + [texts[0], *texts[5:]]
+    seen: list[tuple[int, int]] = []
+    report = fake_service.import_records(
+        [json.dumps({"content": t}) for t in order],
+        progress=lambda r: seen.append((r.added, fake_service.store.count())))
+    assert (report.added, report.duplicates) == (8, 2)
+    assert all(added == stored for added, stored in seen) and len(seen) == 4  # acknowledged = committed
+    apple = [m for m in fake_service.store.iter_all() if m.content == texts[0]]
+    assert len(apple) == 1 and apple[0].access_count == 2
+    assert fake_service.store.queue_length() == 0 and fake_service.vectors.count() == 8
+
+
+class FailsOnSecondBatch(FakeEmbedder):
+    calls = 0
+
+    def encode(self, texts, batch_size=64):
+        FailsOnSecondBatch.calls += 1
+        if FailsOnSecondBatch.calls == 2:
+            raise RuntimeError("the model broke")
+        return super().encode(texts, batch_size)
+
+
+def test_an_import_that_fails_keeps_the_batches_committed_before(tmp_path, monkeypatch):
+    import desktop_memory.service as service_module
+
+    monkeypatch.setattr(service_module, "IMPORT_BATCH", 2)
+    with MemoryService(tmp_path / "data", embedder=FailsOnSecondBatch()) as svc:
+        with pytest.raises(RuntimeError, match="model broke"):
+            svc.import_records([json.dumps({"content": f"note number {i} word{i}"}) for i in range(6)])
+        assert svc.store.count() == 2  # the first batch, committed before the failure
+        assert svc.add("after the failure").status == "added"  # the engine is usable again
