@@ -178,7 +178,7 @@ def test_mcp_never_touches_a_folder_another_process_holds(tmp_path: Path):
 
     mcp_session(folder, shared)
     doctor = json.loads(cli(folder, "doctor", "--json").stdout)
-    assert doctor["ok"] is True and doctor["vector_repairs"] == {"queued": 0, "missing": 0, "orphans": 0}
+    assert doctor["ok"] is True and doctor["vector_repairs"] == {"queued": 0, "copied": 0, "missing": 0, "orphans": 0}
     assert json.loads(cli(folder, "stats", "--json").stdout)["memories"] == 3
 
 
