@@ -41,6 +41,7 @@ CANDIDATES = 100
 EXACT_SEMANTIC_CAP = 300  # filters this selective: exact cosine over all that pass
 DEEP_SEMANTIC_CAP = 3_000  # otherwise an HNSW search this deep at most, filtered afterwards
 IMPORT_BATCH = 256
+PENDING_FLUSH = 32  # vectors an `add` leaves for Chroma: written together once this many wait
 DB_NAME = "memories.sqlite3"
 VECTORS_DIR = "vectors"
 
@@ -153,8 +154,14 @@ class MemoryService:
     def close(self) -> None:
         self.stop_enrichment()
         self._embed_lane.shutdown(wait=True)
-        self.store.close()
-        self._lock.release()
+        try:
+            if self.store.has_queued_upserts():  # what `add` left for Chroma
+                self.sync_vectors()
+        except DesktopMemoryError as exc:  # still queued: the next start writes it
+            log.warning("vectors left queued for the next start: %s", exc)
+        finally:
+            self.store.close()
+            self._lock.release()
 
     def reopen_store(self) -> None:
         """Open the database again after its file was replaced (restore, encryption on/off)."""
@@ -364,12 +371,20 @@ class MemoryService:
         return existing
 
     def _store_batch(self, prepared: list[_Prepared]) -> list[AddResult]:
-        """Dedupe, embed, merge near-duplicates and commit one batch; then index its vectors."""
+        """Dedupe, embed, merge near-duplicates and commit one batch (`add`).
+
+        The vectors stay queued for Chroma until PENDING_FLUSH wait (or the service closes): Chroma's
+        upsert of one vector costs ~16 ms at 100k memories, of 32 little more. Searches meanwhile
+        score queued memories from their vector copies, so a new memory is found by meaning at once.
+        """
         results, fresh, _ = self._dedupe(prepared, set())
         if not fresh:
             return results
         self._embedding_ready()
-        return results + self._commit(fresh, self.embedder.encode([p.memory.content for p in fresh]))
+        results += self._commit(fresh, self.embedder.encode([p.memory.content for p in fresh]), index=False)
+        if len(self.store.queued_upserts(PENDING_FLUSH)) >= PENDING_FLUSH:
+            self.sync_vectors()
+        return results
 
     def _dedupe(self, prepared: list[_Prepared], in_flight: set[str]
                 ) -> tuple[list[AddResult], list[_Prepared], list[_Prepared]]:
@@ -391,8 +406,10 @@ class MemoryService:
                     fresh.append(p)
         return results, fresh, later
 
-    def _commit(self, fresh: list[_Prepared], vecs: np.ndarray, later: Sequence[_Prepared] = ()) -> list[AddResult]:
-        """Merge near-duplicates, insert the rest with their vector copies, then index the vectors."""
+    def _commit(self, fresh: list[_Prepared], vecs: np.ndarray, later: Sequence[_Prepared] = (),
+                *, index: bool = True) -> list[AddResult]:
+        """Merge near-duplicates, insert the rest with their vector copies, then index the vectors
+        (or, without `index`, leave them queued for Chroma)."""
         results: list[AddResult] = []
         if later:  # duplicates of the batch committed just before this one
             more, unseen, _ = self._dedupe(list(later), set())
@@ -426,9 +443,10 @@ class MemoryService:
                 to_index[m.id] = vec
                 results.append(AddResult(m, "added", p.redactions))
             self.store.put_vectors(to_index.items())
-        ids = list(to_index)
-        self.vectors.upsert(ids, np.stack(list(to_index.values())))
-        self.store.dequeue(ids)
+        if index:
+            ids = list(to_index)
+            self.vectors.upsert(ids, np.stack(list(to_index.values())))
+            self.store.dequeue(ids)
         if new_ids:
             self._remember_recent(new_ids, np.stack(new_vecs))
         return results
@@ -598,6 +616,8 @@ class MemoryService:
         qvec, semantic = pending.result()
         if semantic is None:
             semantic = self._semantic_filtered(qvec, filters, depth + 10)
+        if queued := self.store.queued_upserts(PENDING_FLUSH):  # added, not in Chroma yet
+            semantic.update(self._similarities(qvec, queued))
         missing = [i for i in keyword if i not in semantic]
         if missing:  # every keyword candidate gets its exact cosine too
             semantic.update(self._similarities(qvec, missing))

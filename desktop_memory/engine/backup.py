@@ -61,6 +61,7 @@ def create(service: MemoryService, target: Path, passphrase: str | None, *, over
         raise InvalidInput("write the backup outside the data folder")
     partial = target.with_name(target.name + ".partial")
     partial.unlink(missing_ok=True)
+    service.sync_vectors()  # what `add` left queued goes to Chroma first: the backup copies its vectors
     ids = sorted(service.store.all_ids())
     try:
         service.store.db.execute("VACUUM INTO ?", (encryption.target_uri(partial, passphrase=passphrase),))

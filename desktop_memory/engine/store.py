@@ -482,6 +482,10 @@ class Store:
             for r in self.db.execute("SELECT memory_id, op FROM vector_queue ORDER BY queued_at LIMIT ?", (limit,))
         ]
 
+    def queued_upserts(self, limit: int) -> list[str]:
+        return [r[0] for r in self.db.execute(
+            "SELECT memory_id FROM vector_queue WHERE op = 'upsert' LIMIT ?", (limit,))]
+
     def has_queued_upserts(self) -> bool:
         return self.db.execute("SELECT 1 FROM vector_queue WHERE op = 'upsert' LIMIT 1").fetchone() is not None
 

@@ -62,11 +62,13 @@ def test_committed_but_unindexed_memories_are_embedded_on_start(tmp_path, real_e
     data = tmp_path / "d"
     with MemoryService(data, embedder=real_embedder) as service:
         service.add("indexed normally")
+        service.sync_vectors()
         # as if the process died right after the SQLite commit, before Chroma heard of it
         with service.store.transaction():
             service.store.insert(Memory(id="ghost", content="a crocodile in the bathtub", created_at=1.0,
                                         updated_at=1.0, content_hash="x"))
         assert service.store.queue_length() == 1
+        service.sync_vectors = lambda: 0  # the process dies: close() must not write it either
     with MemoryService(data, embedder=real_embedder) as service:
         hits = service.search("reptile in the bathroom", limit=1)
         assert hits[0].memory.id == "ghost"

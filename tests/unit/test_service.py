@@ -271,7 +271,7 @@ def test_vector_copies_follow_the_memory_and_fall_back_to_chroma(fake_service):
     with store.transaction():
         store.db.execute("DELETE FROM memory_vectors")  # a store from before the copies
     vec = fake_service.embedder.encode_query("delta epsilon zeta")
-    assert fake_service._similarities(vec, [b.id])[b.id] == pytest.approx(1.0, abs=1e-5)  # from Chroma
+    assert fake_service._similarities(vec, [b.id])[b.id] == pytest.approx(1.0, abs=1e-3)  # Chroma, fed from the copy
     fake_service.purge([b.id])
     assert store.db.execute("SELECT count(*) FROM memory_vectors").fetchone()[0] == 0
 
@@ -341,3 +341,23 @@ def test_an_import_that_fails_keeps_the_batches_committed_before(tmp_path, monke
             svc.import_records([json.dumps({"content": f"note number {i} word{i}"}) for i in range(6)])
         assert svc.store.count() == 2  # the first batch, committed before the failure
         assert svc.add("after the failure").status == "added"  # the engine is usable again
+
+
+def test_an_add_is_found_by_meaning_before_its_vector_reaches_chroma(tmp_path, monkeypatch):
+    import desktop_memory.service as service_module
+
+    monkeypatch.setattr(service_module, "PENDING_FLUSH", 3)
+    folder = tmp_path / "data"
+    with MemoryService(folder, embedder=FakeEmbedder()) as svc:
+        assert svc.vectors.count() == 0
+        note = svc.add("quarterly budget review with the finance team").memory
+        assert svc.store.queued_upserts(10) == [note.id] and svc.vectors.count() == 0
+        hit = svc.search("budget review finance", limit=1)[0]
+        assert hit.memory.id == note.id and hit.explain["semantic_cosine"] > 0.5  # scored from its copy
+        svc.add("a second note about gardening")
+        svc.add("a third note about sailing")  # the third waiting vector: all three go to Chroma together
+        assert svc.store.queue_length() == 0 and svc.vectors.count() == 3
+        last = svc.add("a fourth note about cooking").memory
+    with MemoryService(folder, embedder=FakeEmbedder()) as again:  # closing wrote the waiting one
+        assert again.store.queue_length() == 0
+        assert last.id in again.vectors.all_ids() and again.vectors.count() == 4
