@@ -155,7 +155,7 @@ class MemoryService:
         self.stop_enrichment()
         self._embed_lane.shutdown(wait=True)
         try:
-            if self.store.has_queued_upserts():  # what `add` left for Chroma
+            if self.store.queued_upserts(1):  # what `add` left for Chroma
                 self.sync_vectors()
         except DesktopMemoryError as exc:  # still queued: the next start writes it
             log.warning("vectors left queued for the next start: %s", exc)
@@ -222,7 +222,7 @@ class MemoryService:
     def sync_vectors(self) -> int:
         """Drain the durable queue into Chroma; returns how many entries were handled."""
         index = self._vectors if self._vectors is not None else self.vectors
-        if not self._model_adopted and self.store.has_queued_upserts():
+        if not self._model_adopted and self.store.queued_upserts(1):
             self._embedding_ready()  # only this model's vectors may reach the index
         done = 0
         while batch := self.store.queued(IMPORT_BATCH):
@@ -266,7 +266,7 @@ class MemoryService:
         """Once per store from before the vector copies (m004): copy Chroma's vectors into SQLite."""
         if self.store.get_meta(VECTOR_COPIES_KEY) == "complete":
             return 0
-        lacking = self.store.ids_without_vector(limit=-1)
+        lacking = self.store.ids_without_vector()
         copied = 0
         for start in range(0, len(lacking), 1000):
             found = index.vectors(lacking[start : start + 1000])

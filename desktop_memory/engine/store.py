@@ -486,9 +486,6 @@ class Store:
         return [r[0] for r in self.db.execute(
             "SELECT memory_id FROM vector_queue WHERE op = 'upsert' LIMIT ?", (limit,))]
 
-    def has_queued_upserts(self) -> bool:
-        return self.db.execute("SELECT 1 FROM vector_queue WHERE op = 'upsert' LIMIT 1").fetchone() is not None
-
     def queue_length(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM vector_queue").fetchone()[0])
 
@@ -519,10 +516,10 @@ class Store:
                 out[mid] = np.frombuffer(blob, dtype=np.float16).astype(np.float32)
         return out
 
-    def ids_without_vector(self, limit: int) -> list[str]:
+    def ids_without_vector(self) -> list[str]:
         return [r[0] for r in self.db.execute(
             "SELECT m.id FROM memories m WHERE NOT EXISTS "
-            "(SELECT 1 FROM memory_vectors v WHERE v.rowid = m.rowid) ORDER BY m.rowid LIMIT ?", (limit,))]
+            "(SELECT 1 FROM memory_vectors v WHERE v.rowid = m.rowid) ORDER BY m.rowid")]
 
     def drop_vectors(self) -> None:
         """Forget every copy (the embedding model changed)."""
