@@ -421,25 +421,31 @@ class MemoryService:
         if not fresh:
             return results
         recent_ids, recent = self._recent_vectors()
+        threshold = self.settings.near_duplicate_cosine
+        # all cosines at once: each text against the recent memories and against this batch
+        to_recent = vecs @ recent.T if len(recent) else None
+        to_batch = vecs @ vecs.T
         new_ids: list[str] = []
-        new_vecs: list[np.ndarray] = []
+        new_rows: list[int] = []  # the row of `vecs` that each new memory holds now
         to_index: dict[str, np.ndarray] = {}
         with self.store.transaction():
-            for p, vec in zip(fresh, vecs, strict=True):
-                target = self._near_duplicate(vec, recent_ids, recent, new_ids, new_vecs)
+            for row, (p, vec) in enumerate(zip(fresh, vecs, strict=True)):
+                target = _best_at_least(new_ids, to_batch[row, new_rows], threshold)
+                if target is None and to_recent is not None:
+                    target = _best_at_least(recent_ids, to_recent[row], threshold)
                 existing = self._get_or_none(target) if target else None
                 if existing is not None:
                     results.append(AddResult(self._merge(existing, p.memory), "merged", p.redactions))
                     to_index[existing.id] = vec
                     if existing.id in new_ids:
-                        new_vecs[new_ids.index(existing.id)] = vec
+                        new_rows[new_ids.index(existing.id)] = row
                     continue
                 m = p.memory
                 m.session_id = self.store.session_for(m.source, m.source_app, m.created_at,
                                                       m.title or first_line(m.content, 60))
                 self.store.insert(m)
                 new_ids.append(m.id)
-                new_vecs.append(vec)
+                new_rows.append(row)
                 to_index[m.id] = vec
                 results.append(AddResult(m, "added", p.redactions))
             self.store.put_vectors(to_index.items())
@@ -448,20 +454,8 @@ class MemoryService:
             self.vectors.upsert(ids, np.stack(list(to_index.values())))
             self.store.dequeue(ids)
         if new_ids:
-            self._remember_recent(new_ids, np.stack(new_vecs))
+            self._remember_recent(new_ids, vecs[new_rows])
         return results
-
-    def _near_duplicate(self, vec: np.ndarray, recent_ids: list[str], recent: np.ndarray,
-                        batch_ids: list[str], batch_vecs: list[np.ndarray]) -> str | None:
-        """Id of a recent memory (or one earlier in this batch) at or above the cosine threshold."""
-        threshold = self.settings.near_duplicate_cosine
-        for ids, mat in ((batch_ids, np.stack(batch_vecs) if batch_vecs else None), (recent_ids, recent)):
-            if ids and mat is not None and len(mat):
-                sims = mat @ vec
-                best = int(np.argmax(sims))
-                if sims[best] >= threshold:
-                    return ids[best]
-        return None
 
     def _get_or_none(self, memory_id: str) -> Memory | None:
         try:
@@ -887,6 +881,14 @@ class MemoryService:
 
     def retry_failed_enrichment(self) -> int:
         return EnrichmentQueue(self.store.db).retry_failed()
+
+
+def _best_at_least(ids: Sequence[str], sims: np.ndarray, threshold: float) -> str | None:
+    """The id with the highest cosine if it reaches `threshold` (a near-duplicate), else None."""
+    if not len(ids):
+        return None
+    best = int(np.argmax(sims))
+    return ids[best] if sims[best] >= threshold else None
 
 
 def open_service(folder: Path, **kwargs: Any) -> MemoryService:

@@ -86,6 +86,19 @@ def test_sessions_group_close_captures_from_the_same_source(tmp_path):
     assert store.rows("SELECT count, started_at, ended_at FROM sessions WHERE id = ?", (a,)) == [(2, 1000.0, 1200.0)]
 
 
+def test_captures_older_than_the_latest_session_join_their_own_time(tmp_path):
+    store = Store(tmp_path / "db")
+    with store.transaction():
+        later = [store.session_for("import", "", 100_000.0 + 3600 * i, f"later {i}") for i in range(50)]
+        old = store.session_for("import", "", 1000.0, "old")
+        joined = store.session_for("import", "", 1300.0, "old again")
+        between = store.session_for("import", "", 100_000.0 + 3600 * 10 + 120, "tenth")
+        alone = store.session_for("import", "", 50_000.0, "alone")
+    assert old == joined and between == later[10]
+    assert len({old, alone, *later}) == 52
+    assert store.rows("SELECT count, started_at, ended_at FROM sessions WHERE id = ?", (old,)) == [(2, 1000.0, 1300.0)]
+
+
 def test_id_prefixes_resolve_when_unique(tmp_path):
     store = Store(tmp_path / "db")
     with store.transaction():
