@@ -22,8 +22,9 @@ from . import encryption
 
 SESSION_GAP_S = 10 * 60
 # SQLite's page cache, an upper bound filled only by pages read (default 2 MiB). At 100k memories
-# (~200 MB) 32 MiB made search p50 ~5 % and import ~4 % faster, paired (docs/benchmarks.md)
+# (~200 MB) 32 MiB made import ~4 % and search p50 2-6 % faster, paired in one process (docs/benchmarks.md)
 PAGE_CACHE_KIB = 32 * 1024
+DF_CACHE = 50_000  # document frequencies kept (a few MB at most)
 SELECT_BUDGET = 8000  # query terms select rows, rarest first, until their document counts reach this
 COLUMNS = [
     "id",
@@ -98,6 +99,7 @@ class Store:
             self.migrate()
             self._porter: Any = None
             self._df_top: int | None = None
+            self._rows_top: int | None = None
             self._df: dict[str, int] = {}
             self._fts_rows = 0
         except apsw.NotADBError as exc:
@@ -309,9 +311,12 @@ class Store:
     def _common_terms(self, toks: Sequence[str]) -> set[str]:
         """The terms left out of row selection (never the rarest; none when the budget covers all)."""
         top = int(self.scalar("SELECT coalesce(max(rowid), 0) FROM memories"))
-        if self._df_top is None or abs(top - self._df_top) > max(100, self._df_top // 100):
-            self._df_top, self._df = top, {}  # counts drift slowly: refreshed after 1 % more rows
-            self._fts_rows = int(self.scalar("SELECT count(*) FROM memories"))
+        if self._rows_top is None or abs(top - self._rows_top) > max(100, self._rows_top // 100):
+            self._rows_top, self._fts_rows = top, int(self.scalar("SELECT count(*) FROM memories"))
+        # a term's count walks its whole doclist (~2 ms a query at 100k when none is cached); counts
+        # only decide which terms select rows, so they are kept until the store grows by 10 %
+        if self._df_top is None or abs(top - self._df_top) > max(1000, self._df_top // 10) or len(self._df) > DF_CACHE:
+            self._df_top, self._df = top, {}
         if self._fts_rows <= SELECT_BUDGET or len(toks) < 2:
             return set()  # no query can rank more rows than the budget
         counts = {t: self._document_frequency(t) for t in toks}

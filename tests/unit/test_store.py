@@ -149,6 +149,21 @@ def test_when_every_word_is_common_the_rarest_still_selects(tmp_path, monkeypatc
     assert {i for i, _ in store.keyword_search_terms(["meeting", "budget"], Filters(), 2)} <= {"m0", "m1", "m6"}
 
 
+def test_document_frequencies_are_kept_while_the_store_grows_a_little(tmp_path, monkeypatch):
+    import desktop_memory.engine.store as store_module
+
+    monkeypatch.setattr(store_module, "SELECT_BUDGET", 4)
+    store = _keyword_store(tmp_path)
+    assert store._common_terms(["meeting", "zebra"]) == {"meeting"} and store._df["meeting"] == 6
+    with store.transaction():
+        store.insert(Memory(id="m10", content="meeting again", created_at=10, updated_at=10, content_hash="h10"))
+    store._common_terms(["meeting", "zebra"])
+    assert store._df["meeting"] == 6  # one more row: the count walked before is still good enough
+    monkeypatch.setattr(store_module, "DF_CACHE", 1)  # the cache is bounded: when full it starts again
+    store._common_terms(["meeting", "zebra"])
+    assert store._document_frequency("meeting") == 7
+
+
 def test_small_stores_rank_every_match(tmp_path):
     store = _keyword_store(tmp_path)  # 10 memories, under SELECT_BUDGET
     assert store._common_terms(["meeting", "zebra"]) == set()
