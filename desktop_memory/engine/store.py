@@ -21,9 +21,6 @@ from ..core.text import first_line
 from . import encryption
 
 SESSION_GAP_S = 10 * 60
-# SQLite's page cache, an upper bound filled only by pages read (default 2 MiB). At 100k memories
-# (~200 MB) 32 MiB made import ~4 % and search p50 2-6 % faster, paired in one process (docs/benchmarks.md)
-PAGE_CACHE_KIB = 32 * 1024
 DF_CACHE = 50_000  # document frequencies kept (a few MB at most)
 SELECT_BUDGET = 8000  # query terms select rows, rarest first, until their document counts reach this
 COLUMNS = [
@@ -95,7 +92,6 @@ class Store:
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.execute("PRAGMA secure_delete=ON")  # deleted text is overwritten, not left in free pages
-            self.db.execute(f"PRAGMA cache_size=-{PAGE_CACHE_KIB}")
             self.migrate()
             self._porter: Any = None
             self._df_top: int | None = None
