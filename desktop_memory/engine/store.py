@@ -60,6 +60,11 @@ def migrations() -> list[tuple[int, str, str]]:
     return sorted(found)
 
 
+def _moved(top: int, since: int | None, *, floor: int, share: int) -> bool:
+    """Whether the highest rowid moved by more than 1/`share` (at least `floor` rows) since `since`."""
+    return since is None or abs(top - since) > max(floor, since // share)
+
+
 def _row_to_memory(row: Sequence[Any]) -> Memory:
     d = dict(zip(COLUMNS, row, strict=True))
     for key in ("tags", "entities", "metadata"):
@@ -307,11 +312,11 @@ class Store:
     def _common_terms(self, toks: Sequence[str]) -> set[str]:
         """The terms left out of row selection (never the rarest; none when the budget covers all)."""
         top = int(self.scalar("SELECT coalesce(max(rowid), 0) FROM memories"))
-        if self._rows_top is None or abs(top - self._rows_top) > max(100, self._rows_top // 100):
+        if _moved(top, self._rows_top, floor=100, share=100):  # the row count: after 1 % more rows
             self._rows_top, self._fts_rows = top, int(self.scalar("SELECT count(*) FROM memories"))
         # a term's count walks its whole doclist (~2 ms a query at 100k when none is cached); counts
         # only decide which terms select rows, so they are kept until the store grows by 10 %
-        if self._df_top is None or abs(top - self._df_top) > max(1000, self._df_top // 10) or len(self._df) > DF_CACHE:
+        if _moved(top, self._df_top, floor=1000, share=10) or len(self._df) > DF_CACHE:
             self._df_top, self._df = top, {}
         if self._fts_rows <= SELECT_BUDGET or len(toks) < 2:
             return set()  # no query can rank more rows than the budget
