@@ -16,10 +16,18 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .core.context import Context, build_context
-from .core.errors import DesktopMemoryError, InvalidInput, StorageError
-from .core.models import Hit, Memory, from_iso
+from .core.errors import DesktopMemoryError, InvalidInput, NotFound, StorageError
+from .core.models import Hit, Memory, Version, from_iso
 from .core.query import Filters, entity_matches, parse, terms
-from .core.ranking import RankingParams, collapse_near_duplicates, fuse, spread_to_neighbours
+from .core.ranking import (
+    SIMILAR_CAP,
+    RankingParams,
+    collapse_families,
+    collapse_near_duplicates,
+    first_slots,
+    fuse,
+    spread_to_neighbours,
+)
 from .core.redact import redact
 from .core.text import check_content, content_hash, first_line
 from .engine import encryption
@@ -41,6 +49,7 @@ CANDIDATES = 100
 EXACT_SEMANTIC_CAP = 300  # filters this selective: exact cosine over all that pass
 DEEP_SEMANTIC_CAP = 3_000  # otherwise an HNSW search this deep at most, filtered afterwards
 IMPORT_BATCH = 256
+EXTEND_WINDOW_S = 5 * 60  # a capture extending the previous one from its source within this replaces it
 PENDING_FLUSH = 32  # vectors an `add` leaves for Chroma: written together once this many wait
 DB_NAME = "memories.sqlite3"
 VECTORS_DIR = "vectors"
@@ -51,7 +60,8 @@ class AddResult:
     """What happened to one piece of text given to `add`."""
 
     memory: Memory
-    status: str  # "added", "duplicate" (exact, bumped) or "merged" (near-duplicate)
+    status: str  # "added", "related" (added, grouped with a look-alike), "duplicate" (exact, bumped)
+    #              or "extended" (a capture extending the previous one; the earlier text kept as a version)
     redactions: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -62,14 +72,19 @@ class AddResult:
 class ImportReport:
     """Counts of an import, and each bad line with its number and reason."""
 
-    added: int = 0
-    duplicates: int = 0
-    merged: int = 0
+    added: int = 0  # new memories with no look-alike
+    duplicates: int = 0  # exact repeats of a stored text (bumped)
+    related: int = 0  # new memories grouped with a look-alike (kept, not merged)
     redacted: int = 0
     errors: list[tuple[int, str]] = field(default_factory=list)
 
+    @property
+    def stored(self) -> int:
+        """Records acknowledged: new memories (related or not) and duplicates."""
+        return self.added + self.related + self.duplicates
+
     def to_dict(self) -> dict[str, Any]:
-        return {"added": self.added, "duplicates": self.duplicates, "merged": self.merged,
+        return {"added": self.added, "duplicates": self.duplicates, "related": self.related,
                 "redacted": self.redacted, "errors": [{"line": n, "error": e} for n, e in self.errors]}
 
 
@@ -78,6 +93,11 @@ class _Prepared:
     line: int
     memory: Memory
     redactions: dict[str, int]
+    versions: list[Version] = field(default_factory=list)  # earlier texts an import carries back
+
+
+def _no_vectors() -> np.ndarray:
+    return np.zeros((0, DIMENSIONS), np.float32)
 
 
 def _clean_tags(tags: Iterable[Any]) -> list[str]:
@@ -353,6 +373,7 @@ class MemoryService:
         self._recent = ((ids[::-1] + old_ids)[:window], np.concatenate([vecs[::-1], old])[:window])
 
     def _bump(self, existing: Memory, new: Memory) -> Memory:
+        """An exact duplicate: the stored memory is seen again (tags and pin added, un-forgotten)."""
         tags = _clean_tags([*existing.tags, *new.tags])
         self.store.update(
             existing.id, updated_at=new.updated_at, access_count=existing.access_count + 1,
@@ -362,26 +383,47 @@ class MemoryService:
         existing.forgotten, existing.pinned = False, existing.pinned or new.pinned
         return existing
 
-    def _merge(self, existing: Memory, new: Memory) -> Memory:
-        """A near-duplicate replaces the older wording (the person's latest version wins)."""
+    def _extension_of(self, new: Memory) -> Memory | None:
+        """The previous capture from the same source and app if `new` strictly extends it within
+        EXTEND_WINDOW_S (typing, a streamed answer growing): the one in-place update allowed."""
+        prev = self.store.previous_capture(new.source, new.source_app, new.created_at)
+        if prev is None or len(new.content) <= len(prev.content) or prev.content not in new.content:
+            return None
+        last = max(prev.created_at, self.store.last_replaced(prev.id) or 0.0)
+        return prev if 0 <= new.created_at - last <= EXTEND_WINDOW_S else None
+
+    def _extend(self, existing: Memory, new: Memory) -> Memory:
+        """Replace the previous capture's text with its extension; the earlier text becomes a version."""
+        self.store.add_version(existing.id, Version(
+            0, existing.content, existing.content_hash,
+            max(existing.created_at, self.store.last_replaced(existing.id) or 0.0), new.created_at,
+            existing.redactions))
         self._bump(existing, new)
         self.store.update(existing.id, content=new.content, content_hash=new.content_hash,
                           redactions=max(existing.redactions, new.redactions))
+        self.store.session_reaches(existing.session_id, new.created_at)
         existing.content, existing.content_hash = new.content, new.content_hash
         return existing
 
+    def _relate(self, existing: Memory, new: Memory) -> None:
+        """A look-alike joins the family of the memory it resembles (both are kept)."""
+        if existing.family_id is None:
+            existing.family_id = existing.id
+            self.store.update(existing.id, family_id=existing.id)
+        new.family_id = existing.family_id
+
     def _store_batch(self, prepared: list[_Prepared]) -> list[AddResult]:
-        """Dedupe, embed, merge near-duplicates and commit one batch (`add`).
+        """Dedupe, embed, relate look-alikes and commit one batch (`add`).
 
         The vectors stay queued for Chroma until PENDING_FLUSH wait (or the service closes): Chroma's
         upsert of one vector costs ~16 ms at 100k memories, of 32 little more. Searches meanwhile
         score queued memories from their vector copies, so a new memory is found by meaning at once.
         """
-        results, fresh, _ = self._dedupe(prepared, set())
-        if not fresh:
-            return results
-        self._embedding_ready()
-        results += self._commit(fresh, self.embedder.encode([p.memory.content for p in fresh]), index=False)
+        results, fresh, later = self._dedupe(prepared, set())
+        if fresh:
+            self._embedding_ready()
+        vecs = self.embedder.encode([p.memory.content for p in fresh]) if fresh else _no_vectors()
+        results += self._commit(fresh, vecs, later, index=False, extend=True)
         if len(self.store.queued_upserts(PENDING_FLUSH)) >= PENDING_FLUSH:
             self.sync_vectors()
         return results
@@ -389,73 +431,116 @@ class MemoryService:
     def _dedupe(self, prepared: list[_Prepared], in_flight: set[str]
                 ) -> tuple[list[AddResult], list[_Prepared], list[_Prepared]]:
         """Bump exact duplicates of stored memories; returns (their results, texts to embed, texts
-        whose hash is `in_flight` in a batch not committed yet: checked again by `_commit`)."""
+        whose hash is `in_flight` in a batch not committed yet or repeats one of `prepared`: `_commit`
+        checks these again once the text they repeat is stored)."""
         results: list[AddResult] = []
         fresh: list[_Prepared] = []
         later: list[_Prepared] = []
-        seen_hashes: dict[str, Memory] = {}
+        first: set[str] = set()
         with self.store.transaction():
             for p in prepared:
-                existing = seen_hashes.get(p.memory.content_hash) or self.store.by_hash(p.memory.content_hash)
-                if existing is not None:
-                    results.append(AddResult(self._bump(existing, p.memory), "duplicate", p.redactions))
-                elif p.memory.content_hash in in_flight:
+                h = p.memory.content_hash
+                if h in first or h in in_flight:
                     later.append(p)
+                elif (existing := self.store.by_hash(h)) is not None:
+                    results.append(AddResult(self._bump(existing, p.memory), "duplicate", p.redactions))
+                    self._keep_versions(existing.id, p.versions)
                 else:
-                    seen_hashes[p.memory.content_hash] = p.memory
+                    first.add(h)
                     fresh.append(p)
         return results, fresh, later
 
+    def _keep_versions(self, memory_id: str, versions: Sequence[Version]) -> None:
+        for v in versions:
+            self.store.add_version(memory_id, v)
+
     def _commit(self, fresh: list[_Prepared], vecs: np.ndarray, later: Sequence[_Prepared] = (),
-                *, index: bool = True) -> list[AddResult]:
-        """Merge near-duplicates, insert the rest with their vector copies, then index the vectors
-        (or, without `index`, leave them queued for Chroma)."""
+                *, index: bool = True, extend: bool = False) -> list[AddResult]:
+        """Insert every distinct text (look-alikes related to the memory they resemble) with its vector
+        copy, then the repeats in `later`, then index the vectors (or, without `index`, leave them
+        queued for Chroma). With `extend` (captures), a text that strictly extends the previous capture
+        from its source replaces it in place, the earlier text kept as a version."""
         results: list[AddResult] = []
-        if later:  # duplicates of the batch committed just before this one
-            more, unseen, _ = self._dedupe(list(later), set())
+        to_index: dict[str, np.ndarray] = {}
+        if fresh:
+            results += self._insert(fresh, vecs, to_index, extend)
+        if later:  # repeats of texts stored just now (this batch or the one before)
+            more, unseen, again = self._dedupe(list(later), set())
             results += more
-            if unseen:
+            if unseen:  # a text the batch before it did not store after all: embedded now
                 self._embedding_ready()
-                fresh = [*fresh, *unseen]
-                vecs = np.concatenate([vecs, self.embedder.encode([p.memory.content for p in unseen])])
-        if not fresh:
-            return results
+                vecs = self.embedder.encode([p.memory.content for p in unseen])
+                results += self._insert(unseen, vecs, to_index, extend)
+            if again:
+                more, _, _ = self._dedupe(again, set())
+                results += more
+        if index and to_index:
+            ids = list(to_index)
+            self.vectors.upsert(ids, np.stack(list(to_index.values())))
+            self.store.dequeue(ids)
+        return results
+
+    def _insert(self, fresh: list[_Prepared], vecs: np.ndarray, to_index: dict[str, np.ndarray],
+                extend: bool) -> list[AddResult]:
+        """One transaction: each text extends, joins a family of look-alikes, or starts its own."""
+        results: list[AddResult] = []
         recent_ids, recent = self._recent_vectors()
         threshold = self.settings.near_duplicate_cosine
         # all cosines at once: each text against the recent memories and against this batch
         to_recent = vecs @ recent.T if len(recent) else None
         to_batch = vecs @ vecs.T
         new_ids: list[str] = []
-        new_rows: list[int] = []  # the row of `vecs` that each new memory holds now
-        to_index: dict[str, np.ndarray] = {}
+        new_rows: list[int] = []  # the row of `vecs` of each new memory
+        mine: dict[str, np.ndarray] = {}
         with self.store.transaction():
             for row, (p, vec) in enumerate(zip(fresh, vecs, strict=True)):
+                m = p.memory
+                prev = self._extension_of(m) if extend else None
+                if prev is not None:
+                    results.append(AddResult(self._extend(prev, m), "extended", p.redactions))
+                    mine[prev.id] = vec
+                    continue
                 target = _best_at_least(new_ids, to_batch[row, new_rows], threshold)
                 if target is None and to_recent is not None:
                     target = _best_at_least(recent_ids, to_recent[row], threshold)
                 existing = self._get_or_none(target) if target else None
                 if existing is not None:
-                    results.append(AddResult(self._merge(existing, p.memory), "merged", p.redactions))
-                    to_index[existing.id] = vec
-                    if existing.id in new_ids:
-                        new_rows[new_ids.index(existing.id)] = row
-                    continue
-                m = p.memory
+                    self._relate(existing, m)
                 m.session_id = self.store.session_for(m.source, m.source_app, m.created_at,
                                                       m.title or first_line(m.content, 60))
                 self.store.insert(m)
+                self._keep_versions(m.id, p.versions)
                 new_ids.append(m.id)
                 new_rows.append(row)
-                to_index[m.id] = vec
-                results.append(AddResult(m, "added", p.redactions))
-            self.store.put_vectors(to_index.items())
-        if index:
-            ids = list(to_index)
-            self.vectors.upsert(ids, np.stack(list(to_index.values())))
-            self.store.dequeue(ids)
-        if new_ids:
+                mine[m.id] = vec
+                results.append(AddResult(m, "related" if existing is not None else "added", p.redactions))
+            self.store.put_vectors(mine.items())
+        to_index.update(mine)
+        if len(mine) > len(new_ids):
+            self._recent = None  # an extended memory's vector changed: read the window again
+        elif new_ids:
             self._remember_recent(new_ids, vecs[new_rows])
         return results
+
+    def _import_versions(self, raw: Any) -> list[Version]:
+        """The "versions" of an exported record (earlier texts), normalised and redacted like content."""
+        if raw in (None, []):
+            return []
+        shape = '"versions" must be a list of {"content", "created_at", "replaced_at"} objects'
+        if not isinstance(raw, list) or not all(isinstance(v, dict) for v in raw):
+            raise InvalidInput(shape)
+        out: list[Version] = []
+        for v in raw:
+            if not isinstance(v.get("content"), str):
+                raise InvalidInput(shape)
+            red = redact(check_content(v["content"], self.settings.max_bytes))
+            try:
+                created, replaced = (from_iso(str(v[k])) if v.get(k) else time.time()
+                                     for k in ("created_at", "replaced_at"))
+            except (ValueError, OverflowError, OSError):
+                raise InvalidInput(f'{shape}; the times in ISO 8601') from None
+            out.append(Version(0, red.text, content_hash(red.text), created, replaced, red.total))
+        return out
 
     def _get_or_none(self, memory_id: str) -> Memory | None:
         try:
@@ -487,12 +572,12 @@ class MemoryService:
 
         def finish() -> None:
             results, fresh, later, vectors = waiting.pop()
-            vecs = vectors.result() if vectors is not None else np.zeros((0, DIMENSIONS), np.float32)
+            vecs = vectors.result() if vectors is not None else _no_vectors()
             for r in results + self._commit(fresh, vecs, later):
                 if r.status == "added":
                     report.added += 1
-                elif r.status == "merged":
-                    report.merged += 1
+                elif r.status == "related":
+                    report.related += 1
                 else:
                     report.duplicates += 1
                 report.redacted += sum(r.redactions.values())
@@ -534,7 +619,7 @@ class MemoryService:
                     wait([vectors])
         return report
 
-    def _record(self, raw: str) -> tuple[Memory, dict[str, int]]:
+    def _record(self, raw: str) -> tuple[Memory, dict[str, int], list[Version]]:
         try:
             rec = json.loads(raw)
         except ValueError as exc:
@@ -562,24 +647,29 @@ class MemoryService:
         importance = rec.get("importance")
         if importance is not None and not isinstance(importance, int | float):
             raise InvalidInput('"importance" must be a number between 0 and 1')
-        return self._prepare(
+        return *self._prepare(
             content, source=str(rec.get("source") or "import"), title=str(rec.get("title") or ""),
             tags=tags, pinned=bool(rec.get("pinned", False)), metadata=metadata, created_at=created_ts,
             source_app=str(rec.get("source_app") or ""), source_url=str(rec.get("source_url") or ""),
             importance=importance,
-        )
+        ), self._import_versions(rec.get("versions"))
 
     # -- searching ----------------------------------------------------------------------------
     @serves_the_person
     def search(
-        self, query: str, *, limit: int = 10, filters: Filters | None = None, record_access: bool = True
+        self, query: str, *, limit: int = 10, filters: Filters | None = None, record_access: bool = True,
+        expand: bool = False,
     ) -> list[Hit]:
-        """Keyword and semantic search fused into one ranking (explain data on every hit)."""
+        """Keyword and semantic search fused into one ranking (explain data on every hit).
+
+        Look-alikes (a family, or texts sharing 90 % of their words) are one hit, the best-scoring
+        one, with the others in `Hit.similar`; with `expand` each memory is its own hit.
+        """
         limit = max(1, min(int(limit), 1000))
         parsed = parse(query or "")
         filters = (filters or Filters()).merged(parsed.filters)
         text = parsed.text
-        hits = self._ranked(text, filters, limit) if text.strip() else self._browse(filters, limit)
+        hits = self._ranked(text, filters, limit, expand) if text.strip() else self._browse(filters, limit)
         if record_access and hits:
             self.store.touch([h.memory.id for h in hits])
         return hits
@@ -593,7 +683,7 @@ class MemoryService:
         rows = self.store.get_many(ids)
         return [Hit(rows[i], 0.0, {"browse": True}) for i in ids]
 
-    def _ranked(self, text: str, filters: Filters, limit: int) -> list[Hit]:
+    def _ranked(self, text: str, filters: Filters, limit: int, expand: bool = False) -> list[Hit]:
         depth = max(CANDIDATES, limit * 2)
         toks = terms(text)
         # the semantic side runs on a helper thread while SQLite ranks the keywords (onnxruntime,
@@ -621,7 +711,11 @@ class MemoryService:
             rows: dict[str, Any] = {i: m for i, m in found.items() if self._passes(m, filters)}
         else:  # rank on the few fields fusion reads; full rows only for the hits kept
             rows = self.store.rank_fields(candidates, include_forgotten=filters.include_forgotten)
-        hits = fuse(keyword, semantic, rows, now=time.time(), params=self.ranking, limit=limit * 2)
+        grouped = not expand and any(getattr(r, "family_id", None) for r in rows.values())
+        hits = fuse(keyword, semantic, rows, now=time.time(), params=self.ranking,
+                    limit=None if grouped else limit * 2)
+        if grouped:  # a family of look-alikes takes one of the places
+            hits = first_slots(hits, limit * 2)
         if not filters.active:
             full = self.store.get_many([h.memory.id for h in hits])
             hits = [replace(h, memory=full[h.memory.id]) for h in hits if h.memory.id in full]
@@ -630,7 +724,17 @@ class MemoryService:
             neighbours = self.store.session_neighbours(sources)
             wanted = {n for ns in neighbours.values() for n in ns} - set(rows)
             extra = {i: m for i, m in self.store.get_many(wanted).items() if self._passes(m, filters)}
-            hits = spread_to_neighbours(hits, neighbours, extra, self.ranking.neighbour_weight)[: limit * 2]
+            hits = spread_to_neighbours(hits, neighbours, extra, self.ranking.neighbour_weight)
+        return hits[:limit] if expand else self._collapse(hits, filters, limit)
+
+    def _collapse(self, hits: list[Hit], filters: Filters, limit: int) -> list[Hit]:
+        """One hit per family (its other members attached, those that pass the filters), then look-alike
+        wordings attached to the better hit (Jaccard); nothing is dropped, only grouped."""
+        hits = first_slots(hits, limit * 2)
+        families = [h.memory.family_id for h in hits if h.memory.family_id]
+        members = {fid: [m for m in ms if self._passes(m, filters)]
+                   for fid, ms in self.store.family_members(families, SIMILAR_CAP + 1).items()}
+        hits = collapse_families(hits, members)
         return collapse_near_duplicates(hits, self.ranking.collapse_jaccard)[:limit]
 
     def _semantic_filtered(self, qvec: np.ndarray, filters: Filters, depth: int) -> dict[str, float]:
@@ -690,6 +794,25 @@ class MemoryService:
     # -- lifecycle of memories ----------------------------------------------------------------
     def get(self, memory_id: str) -> Memory:
         return self.store.get(memory_id.strip())
+
+    def versions(self, memory_id: str) -> list[Version]:
+        """The earlier texts of a memory (replaced by a longer capture or a restore), oldest first."""
+        return self.store.versions(self.get(memory_id).id)
+
+    def restore_version(self, memory_id: str, seq: int) -> Memory:
+        """Make an earlier text current again; the current text becomes a version (nothing is lost)."""
+        m = self.get(memory_id)
+        chosen = next((v for v in self.store.versions(m.id) if v.seq == int(seq)), None)
+        if chosen is None:
+            raise NotFound(f"memory {m.id[:8]} has no version {seq}")
+        now, since = time.time(), self.store.last_replaced(m.id) or m.created_at
+        with self.store.transaction():
+            self.store.delete_version(m.id, chosen.seq)
+            self.store.add_version(m.id, Version(0, m.content, m.content_hash, since, now, m.redactions))
+            self.store.update(m.id, content=chosen.content, content_hash=chosen.content_hash, updated_at=now)
+        self.sync_vectors()
+        self._recent = None
+        return self.get(m.id)
 
     def set_pinned(self, memory_id: str, pinned: bool) -> Memory:
         m = self.get(memory_id)
@@ -810,10 +933,14 @@ class MemoryService:
     # -- export -------------------------------------------------------------------------------
     def export_records(self, *, include_forgotten: bool = False) -> Iterator[dict[str, Any]]:
         """Records in the import format (plus the fields an import can carry back)."""
+        with_versions = self.store.ids_with_versions()
         for m in self.store.iter_all(include_forgotten=include_forgotten):
             d = m.to_dict()
-            yield {k: d[k] for k in ("content", "created_at", "source", "title", "tags", "pinned",
-                                     "metadata", "source_app", "source_url", "importance")}
+            record = {k: d[k] for k in ("content", "created_at", "source", "title", "tags", "pinned",
+                                        "metadata", "source_app", "source_url", "importance")}
+            if m.id in with_versions and (versions := self.store.versions(m.id)):
+                record["versions"] = [{k: v for k, v in x.to_dict().items() if k != "seq"} for x in versions]
+            yield record
 
     def export_markdown(self, *, include_forgotten: bool = False) -> Iterator[str]:
         yield "# desktop-memory export\n"

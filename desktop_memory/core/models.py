@@ -49,6 +49,7 @@ class Memory:
     metadata: dict[str, Any] = field(default_factory=dict)
     enrichment_state: str = "pending"
     redactions: int = 0
+    family_id: str | None = None  # shared by look-alike memories (the first member's id); None if alone
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready record with ISO 8601 times."""
@@ -65,10 +66,28 @@ class Hit:
     memory: Memory
     score: float
     explain: dict[str, Any] = field(default_factory=dict)
+    similar: list[Memory] = field(default_factory=list)  # look-alikes collapsed into this hit, best first
 
     def to_dict(self, *, explain: bool = False) -> dict[str, Any]:
         data = self.memory.to_dict()
         data["score"] = round(self.score, 6)
+        data["similar"] = [m.id for m in self.similar]
         if explain:
             data["explain"] = self.explain
         return data
+
+
+@dataclass
+class Version:
+    """An earlier text of a memory, kept when a longer capture from the same source replaced it."""
+
+    seq: int
+    content: str
+    content_hash: str
+    created_at: float  # when this text was captured
+    replaced_at: float  # when a longer capture (or a restore) replaced it
+    redactions: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seq": self.seq, "content": self.content, "created_at": to_iso(self.created_at),
+                "replaced_at": to_iso(self.replaced_at)}

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from .models import Hit, Memory
 
 _WORD = re.compile(r"\w+")
+SIMILAR_CAP = 100  # look-alikes attached to one search result at most
 
 
 @dataclass(frozen=True)
@@ -123,8 +124,65 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text.lower()))
 
 
-def collapse_near_duplicates(hits: Sequence[Hit], threshold: float) -> list[Hit]:
-    """Drop a hit whose words overlap a better hit's by at least `threshold` (Jaccard)."""
+def _attach(lead: Hit, hit: Hit, cap: int) -> None:
+    """Put `hit` (and whatever was attached to it) among `lead`'s similar memories."""
+    have = {lead.memory.id, *(m.id for m in lead.similar)}
+    for m in (hit.memory, *hit.similar):
+        if len(lead.similar) >= cap:
+            return
+        if m.id not in have:
+            lead.similar.append(m)
+            have.add(m.id)
+
+
+def family_key(m: Any, expand: bool = False) -> str:
+    """What one search result stands for: the memory's family (look-alikes), or itself."""
+    fid = None if expand else getattr(m, "family_id", None)
+    return fid or m.id
+
+
+def first_slots(hits: Sequence[Hit], slots: int, *, expand: bool = False) -> list[Hit]:
+    """The best hits until `slots` results are filled, a family taking one slot however many match."""
+    seen: set[str] = set()
+    out: list[Hit] = []
+    for hit in hits:
+        key = family_key(hit.memory, expand)
+        if key not in seen:
+            if len(seen) >= slots:
+                continue
+            seen.add(key)
+        out.append(hit)
+    return out
+
+
+def collapse_families(
+    hits: Sequence[Hit], members: Mapping[str, Sequence[Memory]] | None = None, cap: int = SIMILAR_CAP
+) -> list[Hit]:
+    """One hit per family of look-alikes: its best-scoring member, with the others attached.
+
+    The family's members among the hits come first (best first), then its other members from
+    `members` (family id -> memories), at most `cap` in all. Nothing is dropped.
+    """
+    leaders: dict[str, Hit] = {}
+    out: list[Hit] = []
+    for hit in hits:
+        fid = hit.memory.family_id
+        lead = leaders.get(fid) if fid else None
+        if lead is None:
+            out.append(hit)
+            if fid:
+                leaders[fid] = hit
+        else:
+            _attach(lead, hit, cap)
+            lead.explain.setdefault("family", []).append(hit.memory.id)
+    for fid, lead in leaders.items():
+        for m in (members or {}).get(fid, ()):
+            _attach(lead, Hit(m, 0.0), cap)
+    return out
+
+
+def collapse_near_duplicates(hits: Sequence[Hit], threshold: float, cap: int = SIMILAR_CAP) -> list[Hit]:
+    """Attach a hit whose words overlap a better hit's by at least `threshold` (Jaccard) to that hit."""
     kept: list[tuple[Hit, frozenset[str]]] = []
     for hit in hits:
         words = _words(hit.memory.content)
@@ -142,4 +200,5 @@ def collapse_near_duplicates(hits: Sequence[Hit], threshold: float) -> list[Hit]
             kept.append((hit, words))
         else:
             dup.explain.setdefault("collapsed", []).append(hit.memory.id)
+            _attach(dup, hit, cap)
     return [h for h, _ in kept]

@@ -15,7 +15,7 @@ import apsw
 import numpy as np
 
 from ..core.errors import NotFound, StorageError
-from ..core.models import Memory
+from ..core.models import Memory, Version
 from ..core.query import Filters, fts_or
 from ..core.text import first_line
 from . import encryption
@@ -45,6 +45,7 @@ COLUMNS = [
     "metadata",
     "enrichment_state",
     "redactions",
+    "family_id",
 ]
 _SELECT = "SELECT " + ", ".join(f"m.{c}" for c in COLUMNS) + " FROM memories m"
 
@@ -82,6 +83,7 @@ class RankFields(NamedTuple):
     created_at: float
     importance: float
     pinned: bool
+    family_id: str | None = None
 
 
 class Store:
@@ -183,10 +185,10 @@ class Store:
         live = "" if include_forgotten else " AND forgotten = 0"
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
-            sql = (f"SELECT id, created_at, importance, pinned FROM memories "
+            sql = (f"SELECT id, created_at, importance, pinned, family_id FROM memories "
                    f"WHERE id IN ({','.join('?' * len(chunk))}){live}")
             for r in self.db.execute(sql, chunk):
-                out[r[0]] = RankFields(r[0], r[1], r[2], bool(r[3]))
+                out[r[0]] = RankFields(r[0], r[1], r[2], bool(r[3]), r[4])
         return out
 
     def by_hash(self, content_hash: str) -> Memory | None:
@@ -490,6 +492,62 @@ class Store:
         with self.db:
             self.db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    # -- families and versions (m005) ---------------------------------------------------------
+    def family_members(self, family_ids: Iterable[str], limit: int) -> dict[str, list[Memory]]:
+        """Up to `limit` members of each family, newest first."""
+        out: dict[str, list[Memory]] = {}
+        for fid in dict.fromkeys(family_ids):
+            rows = self.db.execute(_SELECT + " WHERE m.family_id = ? ORDER BY m.rowid DESC LIMIT ?",
+                                   (fid, limit)).fetchall()
+            out[fid] = [_row_to_memory(r) for r in rows]
+        return out
+
+    def previous_capture(self, source: str, source_app: str, at: float) -> Memory | None:
+        """The latest memory from this source and app captured at or before `at`, through its session
+        (an index range on sessions and one on memories, whatever the store's size)."""
+        sid = self.scalar(
+            "SELECT id FROM sessions WHERE source = ? AND source_app = ? AND ended_at >= ? AND started_at <= ? "
+            "ORDER BY ended_at DESC LIMIT 1", (source, source_app, at - SESSION_GAP_S, at))
+        if sid is None:
+            return None
+        row = self.db.execute(_SELECT + " WHERE m.session_id = ? ORDER BY m.rowid DESC LIMIT 1", (sid,)).fetchone()
+        return _row_to_memory(row) if row else None
+
+    def session_reaches(self, session_id: str | None, at: float) -> None:
+        """A capture at `at` extended a memory of this session: the session lasts until then."""
+        if session_id:
+            self.db.execute("UPDATE sessions SET ended_at = max(ended_at, ?) WHERE id = ?", (at, session_id))
+
+    def versions(self, memory_id: str) -> list[Version]:
+        """The earlier texts of a memory, oldest first."""
+        return [Version(*r) for r in self.db.execute(
+            "SELECT seq, content, content_hash, created_at, replaced_at, redactions FROM memory_versions "
+            "WHERE memory_id = ? ORDER BY seq", (memory_id,))]
+
+    def add_version(self, memory_id: str, v: Version) -> int:
+        """Keep an earlier text of a memory (skipped when that text is kept already); returns its seq."""
+        same = self.db.execute("SELECT seq FROM memory_versions WHERE memory_id = ? AND content_hash = ?",
+                               (memory_id, v.content_hash)).fetchone()
+        if same:
+            return int(same[0])
+        seq = int(self.scalar("SELECT coalesce(max(seq), 0) + 1 FROM memory_versions WHERE memory_id = ?",
+                              (memory_id,)))
+        self.db.execute(
+            "INSERT INTO memory_versions(memory_id, seq, content, content_hash, created_at, replaced_at, redactions) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (memory_id, seq, v.content, v.content_hash, v.created_at, v.replaced_at, v.redactions))
+        return seq
+
+    def ids_with_versions(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT DISTINCT memory_id FROM memory_versions")}
+
+    def delete_version(self, memory_id: str, seq: int) -> None:
+        self.db.execute("DELETE FROM memory_versions WHERE memory_id = ? AND seq = ?", (memory_id, seq))
+
+    def last_replaced(self, memory_id: str) -> float | None:
+        """When the memory's text was last replaced by a longer capture (None if never)."""
+        return self.scalar("SELECT max(replaced_at) FROM memory_versions WHERE memory_id = ?", (memory_id,))
 
     # -- vector queue -------------------------------------------------------------------------
     def queued(self, limit: int = 512) -> list[tuple[str, str]]:

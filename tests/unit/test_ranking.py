@@ -38,6 +38,20 @@ def test_near_duplicate_hits_collapse_into_the_better_one():
     kept = collapse_near_duplicates(hits, RankingParams().collapse_jaccard)
     assert [h.memory.id for h in kept] == ["a", "c"]
     assert kept[0].explain["collapsed"] == ["b"]
+    assert [m.id for m in kept[0].similar] == ["b"]  # attached, not dropped
+
+
+def test_a_family_collapses_to_its_best_member_with_every_other_member_attached():
+    from dataclasses import replace
+
+    from desktop_memory.core.ranking import collapse_families, first_slots
+
+    fam = [replace(mem(i, f"invoice {i}"), family_id="f1") for i in ("f1", "f2", "f3")]
+    hits = [Hit(fam[1], 1.0), Hit(mem("x", "other"), 0.9), Hit(fam[0], 0.8)]
+    assert [h.memory.id for h in first_slots(hits + [Hit(mem("y", "more"), 0.1)], 2)] == ["f2", "x", "f1"]
+    kept = collapse_families(hits, {"f1": fam})
+    assert [h.memory.id for h in kept] == ["f2", "x"]
+    assert [m.id for m in kept[0].similar] == ["f1", "f3"]  # the matching member first, then the rest
 
 
 def test_neighbours_of_a_strong_hit_share_part_of_its_score():

@@ -31,14 +31,99 @@ def test_exact_duplicate_bumps_instead_of_adding(fake_service):
     assert fake_service.stats()["memories"] == 1
 
 
-def test_near_duplicate_is_merged_into_the_existing_memory(fake_service):
+def test_near_duplicate_is_kept_and_related_to_the_existing_memory(fake_service):
     text = " ".join(f"word{i}" for i in range(60))
-    first = fake_service.add(text)
-    second = fake_service.add(text + " word61")
-    assert second.status == "merged" and second.memory.id == first.memory.id
-    assert fake_service.get(first.memory.id).content.endswith("word61")
-    assert fake_service.stats()["memories"] == 1
-    assert fake_service.vectors.count() == 1
+    first = fake_service.add(text, source="clipboard")
+    second = fake_service.add(text.replace("word30", "word99"), source="cli")  # another source: no extension
+    assert second.status == "related" and second.memory.id != first.memory.id
+    a, b = fake_service.get(first.memory.id), fake_service.get(second.memory.id)
+    assert a.content == text and "word99" in b.content
+    assert a.family_id == b.family_id == a.id
+    assert fake_service.stats()["memories"] == 2
+    fake_service.sync_vectors()
+    assert fake_service.vectors.count() == 2
+
+
+def test_look_alikes_collapse_into_one_hit_with_the_others_attached(fake_service):
+    base = " ".join(f"word{i}" for i in range(40))
+    made = [fake_service.add(f"{base} invoice INV-{n}", source="import").memory for n in range(2000, 2004)]
+    hits = fake_service.search("invoice INV-2002")
+    assert hits[0].memory.id == made[2].id
+    assert {m.id for m in hits[0].similar} == {m.id for m in made} - {made[2].id}
+    assert hits[0].to_dict()["similar"] == [m.id for m in hits[0].similar]
+    every = fake_service.search("invoice INV-2002", expand=True)
+    assert {h.memory.id for h in every} == {m.id for m in made} and all(not h.similar for h in every)
+
+
+def test_a_capture_extending_the_previous_one_updates_it_and_keeps_the_earlier_text(fake_service):
+    first = fake_service.add("Meeting notes: budget", source="clipboard", source_app="Editor")
+    grown = fake_service.add("Meeting notes: budget approved for Q3", source="clipboard", source_app="Editor")
+    assert grown.status == "extended" and grown.memory.id == first.memory.id
+    m = fake_service.get(first.memory.id)
+    assert m.content == "Meeting notes: budget approved for Q3"
+    assert [v.content for v in fake_service.versions(m.id)] == ["Meeting notes: budget"]
+    assert ids(fake_service.search("approved")) == [m.id]
+    restored = fake_service.restore_version(m.id, 1)
+    assert restored.content == "Meeting notes: budget"
+    assert [v.content for v in fake_service.versions(m.id)] == ["Meeting notes: budget approved for Q3"]
+    (record,) = list(fake_service.export_records())
+    assert record["content"] == "Meeting notes: budget"
+    assert [v["content"] for v in record["versions"]] == ["Meeting notes: budget approved for Q3"]
+
+
+def test_extension_only_from_the_same_source_and_app_within_the_window(fake_service):
+    t0 = 1_800_000_000.0
+    a = fake_service.add("Draft reply to Sam", source="clipboard", source_app="Mail", created_at=t0)
+    other_app = fake_service.add("Draft reply to Sam about lunch", source="clipboard", source_app="Chat",
+                                 created_at=t0 + 10)
+    other_source = fake_service.add("Draft reply to Sam about dinner", source="hotkey", source_app="Mail",
+                                    created_at=t0 + 20)
+    late = fake_service.add("Draft reply to Sam, sent", source="clipboard", source_app="Mail",
+                            created_at=t0 + 6 * 60)
+    assert other_app.status != "extended" and other_source.status != "extended" and late.status != "extended"
+    assert len({a.memory.id, other_app.memory.id, other_source.memory.id, late.memory.id}) == 4
+    assert fake_service.versions(a.memory.id) == []
+    # a chain of extensions: each within 5 minutes of the one before
+    b = fake_service.add("Status", source="cli", created_at=t0)
+    for i, text in enumerate(["Status: green", "Status: green, deploy at 5", "Status: green, deploy at 5 done"]):
+        r = fake_service.add(text, source="cli", created_at=t0 + 240 * (i + 1))
+        assert r.status == "extended" and r.memory.id == b.memory.id
+    assert [v.content for v in fake_service.versions(b.memory.id)] == [
+        "Status", "Status: green", "Status: green, deploy at 5"]
+
+
+def test_purge_removes_versions_too(fake_service):
+    a = fake_service.add("todo: call", source="cli")
+    fake_service.add("todo: call the bank", source="cli")
+    assert fake_service.versions(a.memory.id)
+    fake_service.purge([a.memory.id])
+    assert fake_service.store.scalar("SELECT count(*) FROM memory_versions") == 0
+
+
+def test_exact_duplicates_inside_one_batch_and_across_batches_import_completely(fake_service, monkeypatch):
+    import desktop_memory.service as service_module
+
+    monkeypatch.setattr(service_module, "IMPORT_BATCH", 4)
+    texts = ["Hey!", "Thanks!", "Hey!", "see you at 5", "Hey!", "Thanks!", "new line one", "Hey!",
+             "Thanks!", "new line two", "new line two", "see you at 5", "Thanks!"]
+    report = fake_service.import_records([json.dumps({"content": t}) for t in texts])
+    assert not report.errors
+    assert report.stored == len(texts)
+    assert report.added + report.related == len(set(texts)) and report.duplicates == len(texts) - len(set(texts))
+    assert sorted(r["content"] for r in fake_service.export_records()) == sorted(set(texts))
+
+
+def test_export_then_import_keeps_versions(fake_service, data_dir, tmp_path):
+    fake_service.add("Plan: ship", source="cli")
+    fake_service.add("Plan: ship v2 on Friday", source="cli")
+    records = list(fake_service.export_records())
+    with MemoryService(tmp_path / "other", embedder=FakeEmbedder()) as other:
+        assert other.import_records([json.dumps(r) for r in records]).stored == 1
+        (m,) = list(other.store.iter_all())
+        assert [v.content for v in other.versions(m.id)] == ["Plan: ship"]
+        assert list(other.export_records()) == records
+        again = other.import_records([json.dumps(r) for r in records])  # into a store that has it
+        assert again.duplicates == 1 and len(other.versions(m.id)) == 1
 
 
 def test_secrets_are_redacted_before_storage(fake_service):
