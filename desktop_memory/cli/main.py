@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from .. import __version__, paths
 from ..core.errors import DesktopMemoryError
+from ..engine import session_env
 from ..ipc.client import via_host
 from . import commands, enrich_commands, mcp_commands, privacy_commands
 
@@ -128,6 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
                         format="%(name)s: %(levelname)s: %(message)s")
+    session_env.apply_defaults()  # an AI app or `env -i` may start us without the login's D-Bus and run folder
     if not args.debug:
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")

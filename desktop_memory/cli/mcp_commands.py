@@ -21,6 +21,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--write", action="store_true",
                    help="merge it into the app's configuration file (the old file is kept as a .bak)")
     p.add_argument("--config", help="the configuration file to merge into (default: the app's usual one)")
+    p.add_argument("--check", action="store_true",
+                   help="start the server exactly as the app would (from its configuration), list its tools and "
+                   "run one search; says whether it works")
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
@@ -33,6 +36,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 def cmd_setup_mcp(args: argparse.Namespace) -> int:
     from ..mcp import setup
 
+    config = Path(args.config).expanduser() if args.config else None
+    if args.check and not args.write:
+        print(setup.check(args.client, config))
+        return 0
     if not args.write:
         where = args.config or setup.config_path(args.client)
         how = "run this, or add the JSON below to" if args.client == "claude-code" else "add this to"
@@ -40,12 +47,14 @@ def cmd_setup_mcp(args: argparse.Namespace) -> int:
         print(setup.snippet(args.client, args.data_dir))
         print("# or run again with --write to merge it in (the old file is backed up)")
         return 0
-    result = setup.merge(args.client, Path(args.config).expanduser() if args.config else None, args.data_dir)
+    result = setup.merge(args.client, config, args.data_dir)
     if not result.changed:
         print(f"{result.path} already starts desktop-memory's MCP server; nothing changed")
     else:
         kept = f" (previous version kept as {result.backup})" if result.backup else ""
         print(f"Added desktop-memory to {result.path}{kept}. Restart {args.client} to load it.")
+    if args.check:
+        print(setup.check(args.client, config))
     return 0
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..core.errors import KeyringUnavailable, WrongKey
+from . import session_env
 
 SERVICE = "desktop-memory"
 TIMEOUT_S = 15.0
@@ -44,7 +45,8 @@ def _usable_backend() -> Any:
     found = _backends(backend)
     names = [f"{type(b).__module__}.{type(b).__name__}" for b in found]
     if not found or any(n.startswith(_REFUSED_MODULES) for n in names):
-        raise KeyringUnavailable(f"no usable OS keyring (found {', '.join(names) or 'none'}): {_HELP}")
+        why = session_env.missing_bus_reason() if all(n.startswith("keyring.backends.fail") for n in names) else None
+        raise KeyringUnavailable(f"no usable OS keyring ({why or 'found ' + (', '.join(names) or 'none')}): {_HELP}")
     for b in found:
         if type(b).__module__ == "keyring.backends.SecretService":
             _check_secret_service_unlocked()
@@ -91,7 +93,8 @@ def _timed(fn: Callable[[], T], what: str) -> T:
     if isinstance(error, KeyringUnavailable):
         raise error
     if isinstance(error, keyring.errors.NoKeyringError):
-        raise KeyringUnavailable(f"no usable OS keyring: {_HELP}") from None
+        why = session_env.missing_bus_reason()
+        raise KeyringUnavailable(f"no usable OS keyring{f' ({why})' if why else ''}: {_HELP}") from None
     if isinstance(error, keyring.errors.KeyringLocked):
         raise KeyringUnavailable(f"your keyring is locked: unlock it and try again ({what})") from None
     if isinstance(error, keyring.errors.KeyringError):

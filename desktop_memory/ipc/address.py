@@ -7,12 +7,12 @@ import hashlib
 import logging
 import os
 import secrets
+import stat
 import sys
-import tempfile
 from pathlib import Path
 
 from ..core.errors import KeyringUnavailable, StorageError
-from ..engine import keys
+from ..engine import keys, session_env
 
 log = logging.getLogger(__name__)
 
@@ -32,24 +32,36 @@ def _folder_key(data_dir: Path) -> str:
 
 
 def socket_address(data_dir: Path) -> str:
-    """The socket of this data folder: inside it when the path is short enough, else a private run dir."""
+    """The socket of this data folder: inside it when the path is short enough, else a private run folder.
+
+    Nothing here reads environment variables: the app and a process started with a minimal environment (an
+    MCP server started by an AI app, `env -i`) must find the same socket.
+    """
     if sys.platform == "win32":
         return rf"\\.\pipe\desktop-memory-{_folder_key(data_dir)}"
     inside = Path(data_dir).resolve() / SOCKET_NAME
     if len(os.fsencode(inside)) <= MAX_UNIX_PATH:
         return str(inside)
-    return str(_private_run_dir() / f"{_folder_key(data_dir)}.sock")
+    name = f"{_folder_key(data_dir)}.sock"
+    folders = _run_folders()
+    for folder in folders:  # a host started before the login folder existed listens in the next one
+        if (folder / name).exists():
+            return str(_private(folder) / name)
+    return str(_private(folders[0]) / name)
 
 
-def _private_run_dir() -> Path:
-    """$XDG_RUNTIME_DIR (per user by design), else a 0700 folder of ours in the temp folder."""
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime and Path(runtime).is_dir():
-        return Path(runtime)
-    folder = Path(tempfile.gettempdir()) / f"desktop-memory-{os.getuid()}"
+def _run_folders() -> list[Path]:
+    """Where a long folder's socket may live, in order: the login's `/run/user/<uid>` (logind's, 0700), then
+    `/tmp/desktop-memory-<uid>` (not $XDG_RUNTIME_DIR or $TMPDIR, which a minimal environment lacks)."""
+    login = session_env.login_runtime_dir()
+    return [*([login] if login is not None else []), Path("/tmp") / f"desktop-memory-{os.getuid()}"]
+
+
+def _private(folder: Path) -> Path:
+    """The folder, made 0700 when it is ours to make; refused when another user could reach into it."""
     folder.mkdir(mode=0o700, exist_ok=True)
     info = folder.lstat()
-    if info.st_uid != os.getuid() or info.st_mode & 0o077 or not folder.is_dir() or folder.is_symlink():
+    if info.st_uid != os.getuid() or info.st_mode & 0o077 or not stat.S_ISDIR(info.st_mode):
         raise StorageError(f"{folder} is not a private folder of this user; remove it and start again")
     return folder
 
@@ -104,7 +116,12 @@ def _write_private(path: Path, data: bytes) -> None:
 
 
 def load_token(data_dir: Path) -> bytes | None:
-    """The running host's token (keyring first, then the file of a keyring-less start), or None."""
+    """The running host's token (the file of a keyring-less start, else the keyring), or None.
+
+    A keyring that cannot be used is the error to report (the app runs, but its token cannot be read), not
+    "no host", which would end in a misleading "in use by another process"; only for a folder kept without
+    a keyring by choice does it count as no host.
+    """
     try:
         token = (token_path(data_dir).read_bytes().strip() or None)
     except OSError:
@@ -113,6 +130,8 @@ def load_token(data_dir: Path) -> bytes | None:
         try:
             found = keys.get_secret(_secret_name(data_dir))
         except KeyringUnavailable:
+            if not _plain_by_choice(data_dir):
+                raise
             log.debug("no usable OS keyring to read the engine token from", exc_info=True)
             return None
         token = found.encode("ascii") if found else None
@@ -121,7 +140,11 @@ def load_token(data_dir: Path) -> bytes | None:
 
 def discard_token(data_dir: Path, token: bytes) -> None:
     """Remove the token if it is still this one (a later host may have stored its own)."""
-    if load_token(data_dir) != token:
+    try:
+        if load_token(data_dir) != token:
+            return
+    except KeyringUnavailable:  # locked or gone since the start: nothing can be removed from it now
+        log.debug("the OS keyring cannot be used to remove the engine token", exc_info=True)
         return
     if token_path(data_dir).is_file():
         token_path(data_dir).unlink(missing_ok=True)

@@ -89,3 +89,52 @@ def test_cli_prints_the_snippet_and_writes_with_write(tmp_path: Path, capsys, mo
     assert main(["setup-mcp", "--client", "claude-desktop", "--write", "--config", str(bad)]) == 1
     err = capsys.readouterr().err
     assert "not valid JSON" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_entry_carries_what_a_minimal_environment_would_lose(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.delenv("DESKTOP_MEMORY_HOME", raising=False)
+    monkeypatch.delenv("DESKTOP_MEMORY_ENCRYPTION", raising=False)
+    assert "env" not in setup.server_entry("cursor")  # the default folder: nothing to pin
+    assert setup.server_entry("claude-code")["env"] == {}
+    assert setup.server_entry("cursor", str(tmp_path / "mem"))["args"][-3:] == ["--data-dir", str(tmp_path / "mem"),
+                                                                                "mcp"]
+    if sys.platform.startswith("linux"):  # another $XDG_DATA_HOME in this shell: the folder is written down
+        monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+        assert setup.server_entry("claude-desktop")["env"] == {"DESKTOP_MEMORY_HOME": str(tmp_path / "xdg" /
+                                                                                           "desktop-memory")}
+        monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("DESKTOP_MEMORY_HOME", str(tmp_path / "mine"))
+    monkeypatch.setenv("DESKTOP_MEMORY_ENCRYPTION", "off")
+    assert setup.server_entry("cursor")["env"] == {"DESKTOP_MEMORY_HOME": str(tmp_path / "mine"),
+                                                   "DESKTOP_MEMORY_ENCRYPTION": "off"}
+    assert "DESKTOP_MEMORY_HOME" not in setup.server_entry("cursor", str(tmp_path / "mem"))["env"]  # in args
+
+
+@pytest.mark.parametrize("content", ['{}', '{"mcpServers": {"other": {"command": "x"}}}',
+                                     '{"mcpServers": {"desktop-memory": {"command": 5}}}',
+                                     '{"mcpServers": {"desktop-memory": {"command": "x", "args": [1]}}}',
+                                     '{"mcpServers": {"desktop-memory": {"type": "http", "command": "x"}}}'])
+def test_check_without_a_usable_entry_says_what_to_do(tmp_path: Path, content: str, capsys):
+    path = tmp_path / "mcp.json"
+    path.write_text(content)
+    assert main(["setup-mcp", "--client", "cursor", "--check", "--config", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "setup-mcp" in err and "Traceback" not in err
+
+
+def test_check_reports_a_command_that_cannot_start_in_one_line(tmp_path: Path, capsys):
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"desktop-memory": {"command": str(tmp_path / "gone"), "args": []}}}))
+    assert main(["setup-mcp", "--client", "cursor", "--check", "--config", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "cannot be started" in err and len(err.strip().splitlines()) == 1
+    broken = tmp_path / "broken.sh"  # starts, says why on stderr, and exits
+    broken.write_text("#!/bin/sh\necho 'desktop-memory: the data folder is damaged' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    path.write_text(json.dumps({"mcpServers": {"desktop-memory": {"command": str(broken)}}}))
+    assert main(["setup-mcp", "--client", "cursor", "--check", "--config", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "stopped before answering: desktop-memory: the data folder is damaged" in err
+    assert len(err.strip().splitlines()) == 1
