@@ -576,14 +576,14 @@ def stage_import(service: MemoryService, corpus: Corpus, target: int) -> dict[st
     state = {"base": 0, "need": 0}
 
     def progress(report: ImportReport) -> None:
-        done = state["base"] + report.added + report.duplicates + report.merged
+        done = state["base"] + report.added + report.duplicates + report.related
         elapsed = time.perf_counter() - t0
         if not curve or done - curve[-1][0] >= 2560 or done >= state["base"] + state["need"]:
             curve.append((done, round(elapsed, 2)))
             if len(curve) % 4 == 0:
                 log(f"  imported {done:,} of this stage in {elapsed:,.0f}s ({done / elapsed:,.0f}/s)")
 
-    for _attempt in range(5):  # again if some records were duplicates or merged
+    for _attempt in range(5):  # again if some records were duplicates
         need = target - service.store.count()
         if need <= 0:
             break
@@ -592,7 +592,7 @@ def stage_import(service: MemoryService, corpus: Corpus, target: int) -> dict[st
         lines += need
         totals.added += report.added
         totals.duplicates += report.duplicates
-        totals.merged += report.merged
+        totals.related += report.related
         totals.redacted += report.redacted
         totals.errors += report.errors
     seconds = time.perf_counter() - t0
@@ -604,7 +604,7 @@ def stage_import(service: MemoryService, corpus: Corpus, target: int) -> dict[st
         "records": lines,
         "added": totals.added,
         "duplicates": totals.duplicates,
-        "merged": totals.merged,
+        "related": totals.related,
         "redacted": totals.redacted,
         "bad_lines": len(totals.errors),
         "seconds": round(seconds, 2),

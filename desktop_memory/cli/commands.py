@@ -92,8 +92,13 @@ def cmd_add(service: MemoryService, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(result.to_dict())
     else:
-        verb = {"added": "Remembered", "duplicate": "Already remembered", "merged": "Merged into"}[result.status]
-        note = f" ({sum(result.redactions.values())} secret(s) redacted)" if result.redactions else ""
+        verb = {"added": "Remembered", "related": "Remembered", "duplicate": "Already remembered",
+                "extended": "Updated"}[result.status]
+        note = {"related": f" (grouped with a similar memory, {result.memory.family_id})",
+                "extended": " (it extends the previous capture; the earlier text is kept as a version)",
+                }.get(result.status, "")
+        if result.redactions:
+            note += f" ({sum(result.redactions.values())} secret(s) redacted)"
         out(f"{verb} {result.memory.id}{note}")
     return 0
 
@@ -101,8 +106,7 @@ def cmd_add(service: MemoryService, args: argparse.Namespace) -> int:
 @handler("import")
 def cmd_import(service: MemoryService, args: argparse.Namespace) -> int:
     def progress(report: ImportReport) -> None:
-        done = report.added + report.duplicates + report.merged
-        print(f"committed {done}", file=sys.stderr, flush=True)
+        print(f"committed {report.stored}", file=sys.stderr, flush=True)
 
     if args.file == "-":
         report = service.import_records(sys.stdin.buffer, progress=progress)
@@ -123,10 +127,10 @@ def cmd_import(service: MemoryService, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(report.to_dict())
     else:
-        out(f"Imported {report.added} new, {report.duplicates} duplicate(s), {report.merged} merged, "
+        out(f"Imported {report.added + report.related} new ({report.related} grouped with similar ones), "
+            f"{report.duplicates} duplicate(s), "
             f"{len(report.errors)} bad line(s) skipped, {report.redacted} secret(s) redacted")
-    total = report.added + report.duplicates + report.merged
-    return 1 if report.errors and total == 0 else 0
+    return 1 if report.errors and report.stored == 0 else 0
 
 
 @handler("export")
@@ -145,7 +149,8 @@ def _print_hits(hits: list[Hit], explain: bool) -> None:
     if not hits:
         out("No memories match. Try fewer words or remove a filter.")
     for h in hits:
-        out(f"{h.score:6.3f}  {describe(h.memory)}")
+        more = f"  +{len(h.similar)} similar" if h.similar else ""
+        out(f"{h.score:6.3f}  {describe(h.memory)}{more}")
         if explain:
             out("        " + "  ".join(f"{k}={v}" for k, v in h.explain.items()))
 
@@ -158,14 +163,14 @@ def cmd_search(service: MemoryService, args: argparse.Namespace) -> int:
     if args.query == ["-"]:
         for raw in sys.stdin.buffer:
             query = decode(raw).strip()
-            hits = service.search(query, limit=args.limit, filters=filters) if query else []
+            hits = service.search(query, limit=args.limit, filters=filters, expand=args.expand) if query else []
             if args.json:
                 emit_json([h.to_dict(explain=args.explain) for h in hits])
             else:
                 out(f"# {query}")
                 _print_hits(hits, args.explain)
         return 0
-    hits = service.search(" ".join(args.query), limit=args.limit, filters=filters)
+    hits = service.search(" ".join(args.query), limit=args.limit, filters=filters, expand=args.expand)
     if args.json:
         emit_json([h.to_dict(explain=args.explain) for h in hits])
     else:
@@ -198,9 +203,12 @@ def cmd_show(service: MemoryService, args: argparse.Namespace) -> int:
         return 0
     d = m.to_dict()
     for key in ("id", "title", "source", "source_app", "source_url", "created_at", "updated_at",
-                "accessed_at", "access_count", "pinned", "forgotten", "importance", "tags", "redactions"):
+                "accessed_at", "access_count", "pinned", "forgotten", "importance", "tags", "redactions",
+                "family_id"):
         if d[key] not in ("", None, [], {}):
             out(f"{key + ':':<14}{d[key]}")
+    for v in service.versions(m.id):
+        out(f"{'version ' + str(v.seq) + ':':<14}{to_iso(v.created_at)}  {first_line(v.content, 60)}")
     if m.metadata:
         out(f"{'metadata:':<14}{json.dumps(m.metadata, ensure_ascii=False)}")
     if m.summary:

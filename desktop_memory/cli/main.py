@@ -66,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", "-n", type=int, default=10)
     p.add_argument("--json", action="store_true", help="one JSON array of hits per query")
     p.add_argument("--explain", action="store_true", help="show per-channel scores")
+    p.add_argument("--expand", action="store_true", help="list look-alike memories one by one instead of "
+                   "grouping them under the best one ('+N similar')")
     _filters(p)
 
     p = sub.add_parser("context", help="pasteable context for an AI chat from a query or chosen ids")

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from ..core.context import Context
 from ..core.errors import DataDirLocked, StorageError
-from ..core.models import Hit, Memory
+from ..core.models import Hit, Memory, Version
 from ..core.query import Filters
 from ..engine.settings import Settings
 from ..service import IMPORT_BATCH, AddResult, ImportReport
@@ -78,7 +78,7 @@ class RemoteService:
             r = self._call("import_records", lines=chunk)
             total.added += r["added"]
             total.duplicates += r["duplicates"]
-            total.merged += r["merged"]
+            total.related += r["related"]
             total.redacted += r["redacted"]
             total.errors.extend((offset + e["line"], e["error"]) for e in r["errors"])
             offset += len(chunk)
@@ -99,9 +99,9 @@ class RemoteService:
 
     # -- searching and context ----------------------------------------------------------------
     def search(self, query: str, *, limit: int = 10, filters: Filters | None = None,
-               record_access: bool = True) -> list[Hit]:
+               record_access: bool = True, expand: bool = False) -> list[Hit]:
         hits = self._call("search", query=query, limit=limit, filters=codec.filters_to(filters),
-                          record_access=record_access)
+                          record_access=record_access, expand=expand)
         return [codec.hit_from(h) for h in hits]
 
     def context(self, query: str | None = None, *, ids: Sequence[str] = (), budget: int | None = None,
@@ -112,6 +112,12 @@ class RemoteService:
     # -- lifecycle of memories ----------------------------------------------------------------
     def get(self, memory_id: str) -> Memory:
         return codec.memory_from(self._call("get", id=memory_id))
+
+    def versions(self, memory_id: str) -> list[Version]:
+        return [Version(**v) for v in self._call("versions", id=memory_id)]
+
+    def restore_version(self, memory_id: str, seq: int) -> Memory:
+        return codec.memory_from(self._call("restore_version", id=memory_id, seq=seq))
 
     def set_pinned(self, memory_id: str, pinned: bool) -> Memory:
         return codec.memory_from(self._call("set_pinned", id=memory_id, pinned=pinned))

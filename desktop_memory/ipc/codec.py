@@ -37,11 +37,13 @@ def memory_from(d: dict[str, Any]) -> Memory:
 
 
 def hit_to(h: Hit) -> dict[str, Any]:
-    return {"memory": memory_to(h.memory), "score": h.score, "explain": h.explain}
+    return {"memory": memory_to(h.memory), "score": h.score, "explain": h.explain,
+            "similar": [memory_to(m) for m in h.similar]}
 
 
 def hit_from(d: dict[str, Any]) -> Hit:
-    return Hit(memory_from(d["memory"]), float(d["score"]), d.get("explain") or {})
+    return Hit(memory_from(d["memory"]), float(d["score"]), d.get("explain") or {},
+               [memory_from(m) for m in d.get("similar") or ()])
 
 
 def context_to(c: Context) -> dict[str, Any]:

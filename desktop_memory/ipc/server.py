@@ -7,6 +7,7 @@ through the host's `run(fn)` so the engine stays on the host's engine thread.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import socket
@@ -40,11 +41,13 @@ CALLS: dict[str, Callable[[MemoryService, dict[str, Any]], Any]] = {
     "import_records": _import,
     "search": lambda s, p: [codec.hit_to(h) for h in s.search(
         str(p["query"]), limit=int(p.get("limit", 10)), filters=codec.filters_from(p.get("filters")),
-        record_access=bool(p.get("record_access", True)))],
+        record_access=bool(p.get("record_access", True)), expand=bool(p.get("expand", False)))],
     "context": lambda s, p: codec.context_to(s.context(
         p.get("query"), ids=[str(i) for i in p.get("ids") or ()], budget=p.get("budget"), fmt=p.get("fmt"),
         limit=int(p.get("limit", 20)), filters=codec.filters_from(p.get("filters")))),
     "get": lambda s, p: codec.memory_to(s.get(str(p["id"]))),
+    "versions": lambda s, p: [dataclasses.asdict(v) for v in s.versions(str(p["id"]))],
+    "restore_version": lambda s, p: codec.memory_to(s.restore_version(str(p["id"]), int(p["seq"]))),
     "set_pinned": lambda s, p: codec.memory_to(s.set_pinned(str(p["id"]), bool(p["pinned"]))),
     "set_forgotten": lambda s, p: codec.memory_to(s.set_forgotten(str(p["id"]), bool(p["forgotten"]))),
     "tag": lambda s, p: codec.memory_to(s.tag(str(p["id"]), add=p.get("add", ()), remove=p.get("remove", ()))),

@@ -105,6 +105,7 @@ def build_server(access: EngineAccess) -> MCPServer:
                 "truncated": len(m.content) > HIT_CHARS, "summary": m.summary, "score": round(h.score, 4),
                 "created_at": to_iso(m.created_at), "source": m.source, "source_app": m.source_app,
                 "tags": m.tags, "pinned": m.pinned,
+                "similar": [s.id for s in h.similar],  # look-alikes grouped under this hit (get_context takes ids)
             })
         return {"hits": out}
 

@@ -78,8 +78,8 @@ def capture(service: MemoryService, snap: Snapshot, *, automatic: bool = False, 
     meta = {"window": snap.window} if snap.window else {}
     result = service.add(decision.text, source=source, source_app=snap.app, tags=decision.tags, metadata=meta)
     note = f" ({sum(result.redactions.values())} secret(s) redacted)" if result.redactions else ""
-    message = {"added": "Saved", "duplicate": "Already remembered", "merged": "Saved (updated a similar memory)"}[
-        result.status] + note
+    message = {"added": "Saved", "duplicate": "Already remembered", "related": "Saved (next to a similar memory)",
+               "extended": "Saved (extends the previous copy; the earlier text is kept)"}[result.status] + note
     m = result.memory
     return message, CaptureEvent(time.time(), True, message.lower(), source=source, app=snap.app, memory_id=m.id,
                                  title=m.title or first_line(m.content, 60))

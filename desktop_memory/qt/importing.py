@@ -49,7 +49,7 @@ class ChunkedImport:
             r = self.report
             r.added += part.added
             r.duplicates += part.duplicates
-            r.merged += part.merged
+            r.related += part.related
             r.redacted += part.redacted
             r.errors.extend((self._consumed + n, e) for n, e in part.errors)
             self._consumed += len(batch)

@@ -54,8 +54,8 @@ def test_sigkill_during_import_loses_nothing_acknowledged(tmp_path, real_embedde
         assert report["orphans"] == 0
         # the import can simply be run again: what is there is recognised as duplicate
         again = service.import_records(lines)
-        assert again.added + again.merged == 1600 - stored and again.duplicates == stored
-        assert service.vectors.count() == service.store.count() == 1600 - again.merged
+        assert again.added + again.related == 1600 - stored and again.duplicates == stored
+        assert service.vectors.count() == service.store.count() == 1600  # every distinct line is kept
 
 
 def test_committed_but_unindexed_memories_are_embedded_on_start(tmp_path, real_embedder):

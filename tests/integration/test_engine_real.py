@@ -46,14 +46,17 @@ def test_filters_apply_to_the_semantic_channel_too(filled):
     assert all(h.memory.source == "clipboard" for h in hits)
 
 
-def test_near_duplicate_is_merged_with_the_real_model(real_service):
+def test_near_duplicate_is_related_and_both_kept_with_the_real_model(real_service):
     text = ("Meeting notes: we agreed to move the launch to Friday, hire two designers for the mobile team, "
             "and review the budget again next week.")
     a = real_service.add(text.replace("budget", "budgett"))  # a typo, then the corrected copy
     b = real_service.add(text)
     c = real_service.add("Grocery list: eggs, milk, bread")
-    assert b.status == "merged" and b.memory.id == a.memory.id and c.status == "added"
-    assert "budgett" not in real_service.get(a.memory.id).content
+    assert b.status == "related" and b.memory.id != a.memory.id and c.status == "added"
+    assert "budgett" in real_service.get(a.memory.id).content  # nothing distinct is overwritten
+    assert real_service.get(a.memory.id).family_id == real_service.get(b.memory.id).family_id == a.memory.id
+    (hit,) = real_service.search("launch moved to Friday, designers hired", limit=5)[:1]
+    assert {hit.memory.id, *(m.id for m in hit.similar)} == {a.memory.id, b.memory.id}
 
 
 def test_new_memory_is_searchable_immediately(real_service):
