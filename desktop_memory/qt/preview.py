@@ -1,4 +1,5 @@
-"""The preview pane: a memory's full text (editable in place), summary, entities and metadata."""
+"""The preview pane: a memory's full text (editable in place), summary, entities, metadata, and the earlier
+versions of a capture that a longer one extended (each restorable)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,19 @@ import json
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
-from ..core.models import Memory, to_iso
+from ..core.models import Memory, Version, to_iso
+from ..core.text import first_line
 from . import display
 
 
@@ -17,6 +28,7 @@ class PreviewPane(QWidget):
     """Shows one memory; Ctrl+S (or Save) asks to store the edited text."""
 
     save_requested = Signal(str, str)  # memory id, new text
+    restore_requested = Signal(str, int)  # memory id, version seq
     closed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -39,6 +51,24 @@ class PreviewPane(QWidget):
         self.save_button.setToolTip("Save the edited text (Ctrl+S)")
         self.save_button.clicked.connect(self.save)
         self.save_button.setEnabled(False)
+        self.versions_label = QLabel()
+        self.versions = QListWidget()
+        self.versions.setAccessibleName("Earlier versions")
+        self.versions.setMaximumHeight(110)
+        self.versions.currentRowChanged.connect(lambda _: self.restore_button.setEnabled(
+            self.versions.currentItem() is not None))
+        self.restore_button = QPushButton("&Restore version")
+        self.restore_button.setToolTip("Make the chosen earlier text current again (the current text is kept "
+                                       "as a version)")
+        self.restore_button.clicked.connect(self.restore)
+        self.restore_button.setEnabled(False)
+        self.versions_row = QWidget()
+        vrow = QVBoxLayout(self.versions_row)
+        vrow.setContentsMargins(0, 0, 0, 0)
+        vrow.addWidget(self.versions_label)
+        vrow.addWidget(self.versions)
+        vrow.addWidget(self.restore_button, 0, Qt.AlignmentFlag.AlignRight)
+        self.versions_row.hide()
         hint = QLabel("Esc or Left: back to the results · Ctrl+S: save")
         hint.setEnabled(False)
         row = QHBoxLayout()
@@ -49,11 +79,14 @@ class PreviewPane(QWidget):
         layout.addWidget(self.title)
         layout.addWidget(self.editor, 1)
         layout.addWidget(self.details)
+        layout.addWidget(self.versions_row)
         layout.addLayout(row)
         QShortcut(QKeySequence.StandardKey.Save, self, self.save, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.editor.installEventFilter(self)
 
     def show_memory(self, m: Memory) -> None:
+        if self.memory is None or self.memory.id != m.id or self.memory.content != m.content:
+            self.show_versions(m.id, [])  # until the engine says which earlier texts it keeps
         self.memory = m
         self.title.setText(display.title_of(m))
         self.editor.blockSignals(True)
@@ -74,6 +107,28 @@ class PreviewPane(QWidget):
             rows.append(("Metadata", json.dumps(m.metadata, ensure_ascii=False)[:400]))
         self.details.setText("<table>" + "".join(
             f"<tr><td><b>{html.escape(k)}</b>&nbsp;</td><td>{html.escape(v)}</td></tr>" for k, v in rows) + "</table>")
+
+    def show_versions(self, memory_id: str, versions: list[Version]) -> None:
+        """List the earlier texts of the memory shown (newest first); hidden when there are none."""
+        if self.memory is not None and self.memory.id != memory_id:
+            return
+        self.versions.clear()
+        for v in reversed(versions):
+            when = (to_iso(v.created_at) or "")[:16].replace("T", " ")
+            item = QListWidgetItem(f"{when}  {first_line(v.content, 80)}")
+            item.setData(Qt.ItemDataRole.UserRole, v.seq)
+            item.setToolTip(v.content[:2000])
+            self.versions.addItem(item)
+        n = len(versions)
+        self.versions_label.setText(f"<b>Earlier version{'s' if n != 1 else ''}</b> ({n}), kept when a longer "
+                                    "copy from the same place replaced it")
+        self.restore_button.setEnabled(False)
+        self.versions_row.setVisible(bool(versions))
+
+    def restore(self) -> None:
+        item = self.versions.currentItem()
+        if self.memory is not None and item is not None:
+            self.restore_requested.emit(self.memory.id, int(item.data(Qt.ItemDataRole.UserRole)))
 
     def _changed(self) -> None:
         self.save_button.setEnabled(self.memory is not None and self.editor.toPlainText() != self.memory.content)

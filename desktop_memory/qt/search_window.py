@@ -30,7 +30,7 @@ from ..engine.settings import Settings
 from . import display
 from .bridge import EngineBridge
 from .preview import PreviewPane
-from .results import MemoryRole, ResultDelegate, ResultsModel
+from .results import MemoryRole, ResultDelegate, ResultsModel, SimilarRole
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,8 @@ FIRST_RUN = (
     "<p><b>Search</b> by words or by meaning. Filters: <code>source:clipboard</code> <code>app:firefox</code> "
     "<code>#tag</code> <code>after:2026-01-01</code> <code>before:…</code> <code>is:pinned</code>.</p>"
     "<p><b>Keys</b>: ↑/↓ move · Enter copies context · Ctrl+Enter copies the text · Space or → preview · "
-    "Ctrl+P pin · Delete forget · Esc hide. The window's global hotkey is set in Settings › Hotkeys "
+    "Ctrl+→ / Ctrl+← show / hide a result's similar memories · Ctrl+P pin · Delete forget · Esc hide. "
+    "The window's global hotkey is set in Settings › Hotkeys "
     "(default {hotkey}).</p>"
 )
 
@@ -94,7 +95,9 @@ class SearchWindow(QWidget):
         self.model = ResultsModel()
         self.list = QListView()
         self.list.setModel(self.model)
-        self.list.setItemDelegate(ResultDelegate(self.list))
+        delegate = ResultDelegate(self.list)
+        delegate.similar_clicked.connect(self.toggle_similar)
+        self.list.setItemDelegate(delegate)
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.list.setUniformItemSizes(False)
         self.list.setWordWrap(True)
@@ -116,6 +119,7 @@ class SearchWindow(QWidget):
         self.preview = PreviewPane()
         self.preview.hide()
         self.preview.save_requested.connect(self._save_edit)
+        self.preview.restore_requested.connect(self._restore_version)
         self.preview.closed.connect(self.close_preview)
         splitter = QSplitter()
         splitter.addWidget(self.stack)
@@ -207,7 +211,7 @@ class SearchWindow(QWidget):
         current = self.current_memory()
         want = self._want_id or (current.id if current else None)
         self._want_id = None
-        self.model.set_results(query, [h.memory for h in hits])
+        self.model.set_results(query, [h.memory for h in hits], {h.memory.id: h.similar for h in hits})
         if hits:
             rows = [i for i, h in enumerate(hits) if h.memory.id == want]
             self._select_row(rows[0] if rows else 0)
@@ -291,7 +295,40 @@ class SearchWindow(QWidget):
 
     def _current_changed(self, *_: object) -> None:
         if self.preview.isVisible() and (m := self.current_memory()):
-            self.preview.show_memory(m)
+            self._preview(m)
+
+    def _preview(self, m: Memory) -> None:
+        """Show a memory in the preview, then its earlier versions once the engine has them."""
+        self.preview.show_memory(m)
+        mid = m.id
+        self.bridge.submit(lambda s: s.versions(mid), lambda vs: self.preview.show_versions(mid, vs),
+                           self.notice.emit, lane="versions")
+
+    # -- look-alikes grouped under a result ------------------------------------------------------
+    def toggle_similar(self, row: int | None = None) -> None:
+        """Show (or hide) the look-alike memories of a result as rows under it."""
+        row = self.list.currentIndex().row() if row is None else row
+        lead = self.model.leader_row(row)
+        opened = self.model.memories[lead].id not in self.model.expanded if 0 <= lead < self.model.rowCount() else 0
+        self.model.toggle(row)
+        self._select_row(lead + 1 if opened and self.model.memories[lead].id in self.model.expanded else lead)
+
+    def expand_similar(self) -> bool:
+        index = self.list.currentIndex()
+        if not index.isValid() or not index.data(SimilarRole) or index.data(SimilarRole)[1]:
+            return False
+        self.toggle_similar(index.row())
+        return True
+
+    def collapse_similar(self) -> bool:
+        index = self.list.currentIndex()
+        if not index.isValid():
+            return False
+        lead = self.model.leader_row(index.row())
+        if self.model.memories[lead].id not in self.model.expanded:
+            return False
+        self._select_row(self.model.collapse(lead))
+        return True
 
     def _update_status(self) -> None:
         chosen = self.selected_memories()
@@ -343,7 +380,7 @@ class SearchWindow(QWidget):
         for m in memories:
             self.model.replace(m)
         if self.preview.isVisible() and (m := self.current_memory()):
-            self.preview.show_memory(m)
+            self._preview(m)
         self._update_status()
 
     def forget(self) -> None:
@@ -379,7 +416,7 @@ class SearchWindow(QWidget):
 
     def open_preview(self) -> None:
         if (m := self.current_memory()) is not None:
-            self.preview.show_memory(m)
+            self._preview(m)
             self.preview.show()
 
     def close_preview(self) -> None:
@@ -392,6 +429,13 @@ class SearchWindow(QWidget):
     def _edit_saved(self, memories: list[Memory]) -> None:
         self._changed(memories)
         self.notice.emit("Saved the edit")
+
+    def _restore_version(self, memory_id: str, seq: int) -> None:
+        self.bridge.submit(lambda s: [s.restore_version(memory_id, seq)], self._version_restored, self.notice.emit)
+
+    def _version_restored(self, memories: list[Memory]) -> None:
+        self._changed(memories)
+        self.notice.emit("Restored the earlier version (the text it replaced is kept as a version)")
 
     # -- keys ---------------------------------------------------------------------------------
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
@@ -417,6 +461,10 @@ class SearchWindow(QWidget):
         if key == Qt.Key.Key_Delete and (not in_query or at_end):
             self.forget()
             return True
+        if ctrl and key in (Qt.Key.Key_Right, Qt.Key.Key_Left) and (at_end or not in_query):
+            done = self.expand_similar() if key == Qt.Key.Key_Right else self.collapse_similar()
+            if done or not in_query:
+                return True
         if in_query and key in (Qt.Key.Key_Up, Qt.Key.Key_Down):
             step = -1 if key == Qt.Key.Key_Up else 1
             self._select_row(max(0, self.list.currentIndex().row() + step), extend=shift)

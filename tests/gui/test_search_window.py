@@ -179,3 +179,57 @@ def test_empty_states(qtbot, make_bridge, tmp_path) -> None:
     assert w.stack.currentWidget() is w.empty
     search(qtbot, w, "anything")
     assert "Nothing matches these words" in w.empty.text()
+
+
+INVOICES = [f"Invoice INV-{n} for Calder & Finch: 14 units of part PX-204 shipped from the Leeds warehouse by "
+            "ground freight, payment due within 30 days to the usual account, contact the accounts desk with "
+            "questions" for n in (3101, 3102, 3103, 3104)]
+
+
+def test_look_alikes_show_as_one_row_with_similar_that_expands_and_can_be_picked(qtbot, window, bridge, engine):
+    made = [engine(bridge, lambda s, t=t: s.add(t, source="import")).memory for t in INVOICES]
+    assert len({m.id for m in made}) == 4  # every invoice kept
+    search(qtbot, window, "invoice INV-3103 Calder")
+    assert contents(window).count(INVOICES[2]) == 1 and sum(c in INVOICES for c in contents(window)) == 1
+    row = contents(window).index(INVOICES[2])
+    window._select_row(row)
+    assert "3 similar" in window.model.index(row).data(Qt.ItemDataRole.AccessibleTextRole)
+    window.list.setFocus()
+    qtbot.keyClick(window.list, Qt.Key.Key_Right, Qt.KeyboardModifier.ControlModifier)
+    assert sorted(c for c in contents(window) if c in INVOICES) == INVOICES  # members are rows of their own
+    assert window.list.currentIndex().row() == row + 1  # the first member is selected
+    window._select_row(row + 2, extend=True)
+    picked = {m.content for m in window.selected_memories()}
+    assert len(picked) == 2 and picked <= set(INVOICES) - {INVOICES[2]}
+    with qtbot.waitSignal(window.copied, timeout=10_000):
+        qtbot.keyClick(window.list, Qt.Key.Key_Return)  # the context holds exactly the picked look-alikes
+    text = QGuiApplication.clipboard().text()
+    assert all(p in text for p in picked) and INVOICES[2] not in text
+    window.show_and_focus()
+    search(qtbot, window, "invoice INV-3103 Calder")
+    row = contents(window).index(INVOICES[2])
+    window._select_row(row)
+    window.list.setFocus()
+    qtbot.keyClick(window.list, Qt.Key.Key_Right, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(window.list, Qt.Key.Key_Left, Qt.KeyboardModifier.ControlModifier)
+    assert sum(c in INVOICES for c in contents(window)) == 1 and window.list.currentIndex().row() == row
+
+
+def test_preview_lists_earlier_versions_and_restores_one(qtbot, window, bridge, engine) -> None:
+    first = engine(bridge, lambda s: s.add("Packing list: passport", source="clipboard", source_app="Notes"))
+    grown = engine(bridge, lambda s: s.add("Packing list: passport, charger, rain jacket", source="clipboard",
+                                           source_app="Notes"))
+    assert grown.status == "extended" and grown.memory.id == first.memory.id
+    search(qtbot, window, "packing list charger")
+    window._select_row(contents(window).index("Packing list: passport, charger, rain jacket"))
+    window.open_preview()
+    qtbot.waitUntil(lambda: window.preview.versions.count() == 1, timeout=10_000)
+    assert window.preview.versions_row.isVisible()
+    assert "Packing list: passport" in window.preview.versions.item(0).text()
+    window.preview.versions.setCurrentRow(0)
+    with qtbot.waitSignal(window.notice, timeout=10_000):
+        window.preview.restore_button.click()
+    qtbot.waitUntil(lambda: window.preview.editor.toPlainText() == "Packing list: passport", timeout=10_000)
+    qtbot.waitUntil(lambda: window.preview.versions.count() == 1
+                    and "rain jacket" in window.preview.versions.item(0).text(), timeout=10_000)
+    assert engine(bridge, lambda s: s.get(first.memory.id).content) == "Packing list: passport"
