@@ -126,7 +126,8 @@ def build_server(access: EngineAccess) -> MCPServer:
 
     @server.tool(title="Add a memory", annotations=ADD, description=(
         "Remember a piece of text for the person (source 'mcp'). Secrets are redacted before it is stored; "
-        "an exact duplicate is not stored twice. Returns the memory id."))
+        "an exact duplicate is not stored twice; a similar text is kept and grouped with its look-alikes "
+        "(status 'related'). Returns the memory id."))
     @tool_errors
     async def add_memory(
         content: Annotated[str, Field(description="the text to remember", min_length=1)],
