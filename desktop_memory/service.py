@@ -31,6 +31,7 @@ from .core.ranking import (
 from .core.redact import redact
 from .core.text import check_content, content_hash, first_line
 from .engine import encryption
+from .engine import folder as folder_files
 from .engine.embed import DIMENSIONS, Embedder
 from .engine.enrichment import Enricher, EnrichmentQueue, EnrichReport
 from .engine.enrichment import status as enrichment_status
@@ -148,14 +149,19 @@ class MemoryService:
         settings: Settings | None = None,
         ranking: RankingParams | None = None,
         lock_wait_s: float = 2.0,
+        start_fresh: bool = False,
     ) -> None:
+        """`start_fresh`: a missing or empty database next to old data starts empty (the rest set aside)."""
         self.folder = folder
+        folder_files.private_umask()  # every file this process makes from now on is for its user only
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(parents=True, exist_ok=True, mode=folder_files.DIR_MODE)
         except OSError as exc:
             raise StorageError(f"cannot create the data folder {folder}: {exc.strerror}") from exc
         self._lock = DataDirLock(folder, wait_s=lock_wait_s)
         try:
+            # before the store: finish or undo a restore, refuse a database that vanished (engine/folder.py)
+            self.open_notes = folder_files.open_folder(folder, start_fresh=start_fresh)
             self.settings = settings or Settings.load(folder)
             self.store = Store(folder / DB_NAME, key=encryption.prepare(folder, folder / DB_NAME))
         except BaseException:
@@ -186,6 +192,7 @@ class MemoryService:
     def reopen_store(self) -> None:
         """Open the database again after its file was replaced (restore, encryption on/off)."""
         self.store.close()
+        self.open_notes += folder_files.open_folder(self.folder)  # a swap a failure left half-done
         self.store = Store(self.folder / DB_NAME, key=encryption.prepare(self.folder, self.folder / DB_NAME))
         self._recent = None
         self._model_adopted = False

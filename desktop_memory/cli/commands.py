@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -15,6 +16,9 @@ from ..core.errors import InvalidInput, StorageError
 from ..core.models import Hit, Memory, to_iso
 from ..core.query import Filters, parse_date
 from ..core.text import decode, first_line
+from ..engine import folder as folder_files
+from ..engine.settings import FILENAME as SETTINGS_FILE
+from ..engine.settings import Settings
 from ..service import ImportReport, MemoryService
 
 Handler = Callable[[MemoryService, argparse.Namespace], int]
@@ -30,7 +34,7 @@ def handler(name: str) -> Callable[[Handler], Handler]:
 
 def run(args: argparse.Namespace) -> int:
     folder = paths.data_dir(args.data_dir)
-    with MemoryService(folder) as service:
+    with MemoryService(folder, start_fresh=getattr(args, "start_fresh", False)) as service:
         return HANDLERS[args.command](service, args)
 
 
@@ -72,16 +76,18 @@ def output_stream(path: str | None) -> Iterator[IO[str]]:
     if not path or path == "-":
         yield sys.stdout
         return
-    target = Path(path)
-    tmp = target.with_name(target.name + ".partial")
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            yield fh
-        tmp.replace(target)
+        with folder_files.private_output(Path(path)) as raw, io.TextIOWrapper(raw, encoding="utf-8") as fh:
+            yield fh  # readable by this user only (0600), whatever the umask: it holds every memory
     except OSError as exc:
         raise StorageError(f"cannot write {path}: {exc.strerror}") from exc
-    finally:
-        tmp.unlink(missing_ok=True)
+
+
+def warn_about_settings(folder: Path) -> None:
+    """One line on stderr when settings.json is damaged (capture stays off; the command still runs)."""
+    problem = Settings.load(folder).problem if (folder / SETTINGS_FILE).exists() else None
+    if problem:
+        print(f"desktop-memory: warning: {problem}", file=sys.stderr)
 
 
 # -- commands --------------------------------------------------------------------------------

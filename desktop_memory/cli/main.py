@@ -114,6 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("doctor", help="check the data folder and repair the vector index")
+    p.add_argument("--start-fresh", action="store_true", help="when the database is missing or empty although "
+                   "the folder held memories: start with an empty memory (the old files are kept aside)")
     p.add_argument("--json", action="store_true")
     sub.add_parser("app", help="start the tray app and its search window (the default with no command)")
     sub.add_parser("toggle", help="show or hide the running app's search window (bind it to a hotkey)")
@@ -150,6 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return launch.main(args.command, paths.data_dir(args.data_dir))
         if args.command in mcp_commands.HANDLERS:
             return mcp_commands.HANDLERS[args.command](args)
+        commands.warn_about_settings(paths.data_dir(args.data_dir))
         if args.command not in HOST_COMMANDS:
             return commands.run(args)
         # through the running app's engine when it owns the data folder, else the engine itself

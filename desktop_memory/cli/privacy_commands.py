@@ -34,6 +34,8 @@ def add_parsers(sub: Any) -> None:
     a.add_argument("file")
     _passphrase_args(a)
     a.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    a.add_argument("--start-fresh", action="store_true", help="restore into a folder whose database is missing "
+                   "or empty (its old vector index is kept aside)")
     a.add_argument("--json", action="store_true")
 
     p = sub.add_parser("encryption", help="encryption at rest: status, on, off")

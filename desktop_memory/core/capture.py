@@ -142,9 +142,15 @@ def decide(
     limits: CaptureLimits = CaptureLimits(),
     paused: bool = False,
     enabled: bool = True,
+    blocked: str = "",
 ) -> Decision:
-    """Store or skip one copy, with the reason. Order: off/paused, our own copy, secret markers, not text,
-    size limits, then the rules in order (the first `ignore` wins; every `redact` and `tag` applies)."""
+    """Store or skip one copy, with the reason. Order: blocked, off/paused, our own copy, secret markers,
+    not text, size limits, then the rules in order (the first `ignore` wins; every `redact` and `tag` applies).
+
+    `blocked` (the reason) stops every capture, explicit ones too: the person's rules cannot be read.
+    """
+    if blocked:
+        return Decision(False, blocked)
     if not enabled:
         return Decision(False, "capture is off")
     if paused:

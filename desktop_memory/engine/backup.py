@@ -24,6 +24,7 @@ from .. import __version__
 from ..core.errors import BackupInvalid, InvalidInput, StorageError
 from ..core.models import to_iso
 from . import encryption
+from . import folder as folder_files
 from .settings import FILENAME as SETTINGS_FILE
 from .settings import Settings
 from .store import Store, migrations
@@ -61,6 +62,7 @@ def create(service: MemoryService, target: Path, passphrase: str | None, *, over
         raise InvalidInput("write the backup outside the data folder")
     partial = target.with_name(target.name + ".partial")
     partial.unlink(missing_ok=True)
+    folder_files.create_private(partial).close()  # 0600 whatever the umask: VACUUM INTO fills an empty file
     service.sync_vectors()  # what `add` left queued goes to Chroma first: the backup copies its vectors
     ids = sorted(service.store.all_ids())
     try:
@@ -158,6 +160,7 @@ def restore(service: MemoryService, source: Path, passphrase: str | None) -> dic
     key = encryption.current_key(folder, db_path)
     staged = db_path.with_name(db_path.name + ".restoring")
     encryption.remove_files(staged)
+    folder_files.create_private(staged).close()
     bk = _open(source, passphrase)
     try:
         bk.execute("VACUUM INTO ?", (encryption.target_uri(staged, hexkey=key),))
@@ -184,22 +187,16 @@ def restore(service: MemoryService, source: Path, passphrase: str | None) -> dic
     except BaseException:
         encryption.remove_files(staged)
         raise
-    kept = db_path.with_name(f"{db_path.name}.before-restore-{time.strftime('%Y%m%dT%H%M%S')}")
+    if settings_text:
+        folder_files.write_staged_settings(folder, settings_text)
     service.stop_enrichment()  # its own connection must not keep writing to the replaced file
+    service.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     service.store.close()
     try:
-        if encryption.has_data(db_path):
-            os.replace(db_path, kept)
-        for suffix in ("-wal", "-shm"):
-            db_path.with_name(db_path.name + suffix).unlink(missing_ok=True)
-        os.replace(staged, db_path)
+        kept = folder_files.swap_in_restore(folder, db_path, staged)
     finally:
-        service.reopen_store()
-    if settings_text:
-        tmp = folder / (SETTINGS_FILE + ".restoring")
-        tmp.write_text(settings_text, encoding="utf-8")
-        os.replace(tmp, folder / SETTINGS_FILE)
-        service.settings = Settings.load(folder)
+        service.reopen_store()  # a swap that failed part-way is finished or undone here first
+    service.settings = Settings.load(folder)
     ids = service.store.all_ids()
     index = VectorIndex(folder / "vectors")
     index.delete(sorted(index.all_ids() - ids))
@@ -208,4 +205,4 @@ def restore(service: MemoryService, source: Path, passphrase: str | None) -> dic
         index.upsert(known, np.stack([vectors[i] for i in known]))
     service.reconcile(full=True)  # embeds what the backup had no vector for
     return {**info, "restored": len(ids), "vectors_reused": len(known), "vectors_embedded": len(ids) - len(known),
-            "previous_database": str(kept) if kept.exists() else None}
+            "previous_database": str(kept) if kept is not None and kept.exists() else None}

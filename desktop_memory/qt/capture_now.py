@@ -40,10 +40,18 @@ def snapshot(mime: QMimeData | None, app: str = "", window: str = "") -> Snapsho
     return Snapshot(text, formats, app=app, window=window, kind="text" if text is not None else "image or files")
 
 
+SETTINGS_DAMAGED = "settings.json is damaged: fix it or save Settings again"
+
+
+def settings_notice(settings: Settings) -> str | None:
+    """What the app should tell the person once when settings.json could not be used (None: all well)."""
+    return settings.problem
+
+
 def rules(settings: Settings) -> list[CaptureRule]:
     """The built-in rules still on, the person's rules, and the simple ignore lists from Settings.
 
-    A broken rule raises ValueError naming it (capture then falls back to the built-in rules).
+    A broken rule raises ValueError naming it (capture then stores nothing: no rule is dropped silently).
     """
     defaults = [r for r in DEFAULT_RULES if r.name not in settings.capture_disabled_defaults]
     mine = rules_from(settings.capture_rules)
@@ -66,10 +74,12 @@ def capture(service: MemoryService, snap: Snapshot, *, automatic: bool = False, 
         return "Nothing saved: the clipboard holds no text", CaptureEvent(time.time(), False, "empty", app=snap.app)
     settings = service.settings  # one read (a call to the engine host when it runs in its own process)
     gate = {"paused": paused, "enabled": settings.capture_enabled} if automatic else {}
+    # unreadable settings stop every capture, explicit ones too: they would run without the person's rules
+    blocked = SETTINGS_DAMAGED if settings.problem else ""
     try:
-        decision = decide(snap, rules=rules(settings), **gate)
-    except ValueError:  # a broken rule in settings.json never blocks a capture
-        decision = decide(snap, **gate)
+        decision = decide(snap, rules=rules(settings), blocked=blocked, **gate)
+    except (TypeError, ValueError) as exc:  # a broken rule: without it the copy could be kept unredacted
+        return skipped(f"a capture rule is broken ({str(exc)[:120]}): fix it in Settings")
     if not decision.store:
         return skipped(decision.reason)
     red = redact(decision.text)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import io
 import json
 import logging
 import os
@@ -33,6 +34,7 @@ from PySide6.QtWidgets import (
 
 from ..core.context import FORMATS
 from ..core.errors import InvalidInput
+from ..engine.folder import create_private
 from ..engine.settings import Settings
 from ..service import ImportReport, MemoryService
 from . import autostart
@@ -51,8 +53,8 @@ def _export(service: MemoryService, target: Path) -> int:
     """Write every memory as JSON Lines (or Markdown, for a .md file) to a temp file, then move it into place."""
     tmp = target.with_name(target.name + ".partial")
     count = 0
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
+    try:  # readable by this user only (0600) whatever the umask: it holds every memory
+        with io.TextIOWrapper(create_private(tmp), encoding="utf-8") as fh:
             if target.suffix.lower() in (".md", ".markdown"):
                 parts = service.export_markdown(include_forgotten=True)
                 fh.write(next(parts, ""))  # the heading; then one part per memory
