@@ -219,3 +219,26 @@ def test_two_importing_processes_through_the_engine_host_keep_all(tmp_path: Path
     finally:
         remote.close()
         host.stop()
+
+
+def test_cli_search_groups_look_alikes_and_expand_lists_them(tmp_path: Path) -> None:
+    data, src = tmp_path / "d", tmp_path / "invoices.jsonl"
+    texts = [f"Invoice INV-{n} for Calder & Finch: 14 units of part PX-204, shipped by ground freight, payment due "
+             "within 30 days to the usual account." for n in (1691, 1693, 1695)]
+    src.write_text("".join(json.dumps({"content": t}) + "\n" for t in texts))
+
+    def cli(*args: str) -> str:
+        proc = subprocess.run([sys.executable, "-m", "desktop_memory", "--data-dir", str(data), *args],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    assert "Imported 3 new (2 grouped with similar ones)" in cli("import", str(src))
+    assert "+2 similar" in cli("search", "invoice INV-1693 Calder")
+    (hit, *rest) = json.loads(cli("search", "invoice INV-1693 Calder", "--json"))
+    assert hit["content"] == texts[1] and len(hit["similar"]) == 2 and not any(t in texts for t in
+                                                                              (r["content"] for r in rest))
+    expanded = json.loads(cli("search", "invoice INV-1693 Calder", "--json", "--expand"))
+    assert {h["content"] for h in expanded} >= set(texts) and all(h["similar"] == [] for h in expanded)
+    ctx = cli("context", "--id", hit["similar"][0], "--id", hit["similar"][1])
+    assert sum(t in ctx for t in texts) == 2 and texts[1] not in ctx
