@@ -98,6 +98,7 @@ def create(service: MemoryService, target: Path, passphrase: str | None, *, over
     bk.close()
     try:
         inspect(partial, passphrase)
+        folder_files.sync_file(partial)  # on disk before the name says it is a backup
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)

@@ -98,7 +98,8 @@ def create_private(path: Path) -> IO[bytes]:
         raise
 
 
-def _sync_file(path: Path) -> None:
+def sync_file(path: Path) -> None:
+    """Flush a closed file's data to disk (before it is renamed into place)."""
     with open(path, "rb+") as fh:
         os.fsync(fh.fileno())
 
@@ -234,7 +235,7 @@ def swap_in_restore(folder: Path, db: Path, staged: Path) -> Path | None:
     The journal is written (and synced) before the first rename, so a crash at any point is finished or
     undone by the next `open_folder`.
     """
-    _sync_file(staged)
+    sync_file(staged)
     kept = kept_name(db) if encryption.has_data(db) else None
     tmp = folder / (JOURNAL + ".tmp")
     with create_private(tmp) as fh:
@@ -337,7 +338,8 @@ def private_output(target: Path) -> Iterator[IO[bytes]]:
     tmp = target.with_name(target.name + ".partial")
     try:
         with create_private(tmp) as fh:
-            yield fh
+            yield fh  # a wrapper around it may close it first
+        sync_file(tmp)
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
