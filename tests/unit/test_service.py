@@ -92,6 +92,13 @@ def test_extension_only_from_the_same_source_and_app_within_the_window(fake_serv
         "Status", "Status: green", "Status: green, deploy at 5"]
 
 
+def test_a_forgotten_capture_is_not_extended(fake_service):
+    a = fake_service.add("Address: 12 Elm", source="clipboard")
+    fake_service.set_forgotten(a.memory.id, True)
+    b = fake_service.add("Address: 12 Elm Street, Leeds", source="clipboard")
+    assert b.status != "extended" and fake_service.get(a.memory.id).forgotten
+
+
 def test_purge_removes_versions_too(fake_service):
     a = fake_service.add("todo: call", source="cli")
     fake_service.add("todo: call the bank", source="cli")
