@@ -72,16 +72,20 @@ def plain_backup(tmp_path, real_embedder) -> Path:
 
 
 # -- a restore killed between its renames ---------------------------------------------------------
+# Runs the CLI's `backup restore` and SIGKILLs it just before or just after the N-th rename of a file in the
+# data folder (1: the journal, 2: the database aside, 3: the copy in place, 4: the backup's settings).
 KILLER = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
-    real, where = os.replace, sys.argv[1]
+    real, (when, n), data = os.replace, sys.argv[1].split(":"), Path(sys.argv[3]).resolve()
+    seen = []
     def replace(src, dst, *a, **k):
+        mine = Path(dst).resolve().parent == data
+        seen.append(mine)
+        if mine and when == "before" and seen.count(True) == int(n):
+            os.kill(os.getpid(), signal.SIGKILL)
         real(src, dst, *a, **k)
-        s, d = Path(src).name, Path(dst).name
-        first = s == "memories.sqlite3" and ".before-restore-" in d
-        second = s == "memories.sqlite3.restoring" and d == "memories.sqlite3"
-        if (where == "first" and first) or (where == "second" and second):
+        if mine and when == "after" and seen.count(True) == int(n):
             os.kill(os.getpid(), signal.SIGKILL)
     os.replace = replace
     from desktop_memory.cli.main import main
@@ -89,27 +93,33 @@ KILLER = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("where", ["first", "second"])
-def test_a_restore_killed_between_its_renames_is_finished_never_empty(tmp_path, real_embedder, plain_backup,
-                                                                      where) -> None:
+def killed_restore(data: Path, kill: str, *args: str) -> None:
+    proc = subprocess.run([sys.executable, "-c", KILLER, kill, "--data-dir", str(data), "backup", "restore", *args,
+                           "--yes"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == -9, proc.stdout + proc.stderr  # killed at that rename
+
+
+@pytest.mark.parametrize("kill", ["before:1", "after:1", "after:2", "after:3", "after:4"])
+def test_a_restore_killed_at_any_rename_is_finished_or_undone_never_empty(tmp_path, real_embedder, plain_backup,
+                                                                          kill) -> None:
     data = tmp_path / "data"
     fill(data, OLD, real_embedder)
     (data / "settings.json").write_text(json.dumps({"context_budget": 777}))
-    proc = subprocess.run([sys.executable, "-c", KILLER, where, "--data-dir", str(data), "backup", "restore",
-                           str(plain_backup), "--yes"], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == -9, proc.stderr  # killed right after that rename
-    assert stats(data)["memories"] == len(NEW)  # the restore is finished at the next open, not an empty memory
-    assert contents(data) == set(NEW)
-    leftovers = [p.name for p in data.iterdir() if p.name.endswith((".restoring", "restore.json"))]
+    killed_restore(data, kill, str(plain_backup))
+    done = kill != "before:1"  # once the journal is on disk the restore is finished at the next open
+    assert stats(data)["memories"] == len(NEW if done else OLD)
+    assert contents(data) == set(NEW if done else OLD)
+    leftovers = [p.name for p in data.iterdir() if p.name.endswith((".restoring", "restore.json", ".tmp"))]
     assert leftovers == []
-    assert json.loads((data / "settings.json").read_text())["context_budget"] == 900  # the backup's settings
-    kept = folder_files.kept_databases(data / DB_NAME)
-    assert len(kept) == 1  # the replaced database is kept, whole
-    with MemoryService(data, embedder=real_embedder) as service:
-        doctor = service.doctor()
-        assert doctor["ok"], doctor
-        assert service.vectors.all_ids() == service.store.all_ids()
-        assert service.search("a bird reading poems", limit=1)[0].memory.content == NEW[0]
+    assert json.loads((data / "settings.json").read_text())["context_budget"] == (900 if done else 777)
+    assert len(folder_files.kept_databases(data / DB_NAME)) == (1 if done else 0)  # the replaced one, whole
+    if kill == "after:2":  # the state of issue 16: old database aside, the copy not yet in place
+        with MemoryService(data, embedder=real_embedder) as service:
+            doctor = service.doctor()
+            assert doctor["ok"], doctor
+            assert service.vectors.all_ids() == service.store.all_ids()
+            assert service.search("a bird reading poems", limit=1)[0].memory.content == NEW[0]
+            assert service.store.count() == len(NEW)
 
 
 @pytest.mark.parametrize("damaged", [False, True])
@@ -126,10 +136,7 @@ def test_an_encrypted_restore_killed_after_its_first_rename(tmp_path, real_embed
         pw.write_text("correct horse battery staple\n")
         assert dm(source, "backup", "create", str(file), "--passphrase-file", str(pw)).returncode == 0
         fill(data, OLD, real_embedder)
-        proc = subprocess.run([sys.executable, "-c", KILLER, "first", "--data-dir", str(data), "backup", "restore",
-                               str(file), "--passphrase-file", str(pw), "--yes"], capture_output=True, text=True,
-                              timeout=300)
-        assert proc.returncode == -9, proc.stderr
+        killed_restore(data, "after:2", str(file), "--passphrase-file", str(pw))
         staged = data / (DB_NAME + ".restoring")
         assert not encryption.is_plain(staged)
         if damaged:  # a page in the middle changed: the size is right, the authenticated page is not
@@ -157,9 +164,7 @@ def test_leftovers_of_an_older_restore_swap_are_rolled_back(tmp_path, real_embed
 def test_a_damaged_staged_copy_is_rolled_back(tmp_path, real_embedder, plain_backup) -> None:
     data = tmp_path / "data"
     fill(data, OLD, real_embedder)
-    proc = subprocess.run([sys.executable, "-c", KILLER, "first", "--data-dir", str(data), "backup", "restore",
-                           str(plain_backup), "--yes"], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == -9
+    killed_restore(data, "after:2", str(plain_backup))
     staged = data / (DB_NAME + ".restoring")
     with open(staged, "r+b") as fh:  # the copy lost its tail (a disk that lied about the sync)
         fh.truncate(staged.stat().st_size - 4096)
