@@ -191,3 +191,18 @@ def test_the_service_opens_with_damaged_settings_and_keeps_them_closed(data_dir)
         assert service.settings.problem and not service.settings.capture_enabled
         assert service.add("an explicit note the person typed").status == "added"  # adding still works
     assert (data_dir / FILENAME).read_text() == '{"capture_enabled": false, "max_bytes": 4096,}'
+
+
+@hsettings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.one_of(st.binary(max_size=200), st.text(max_size=200).map(str.encode),
+                      st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
+                               lambda kids: st.lists(kids, max_size=3) | st.dictionaries(
+                                   st.sampled_from(["max_bytes", "capture_enabled", "capture_rules",
+                                                    "capture_ignore_patterns", "x"]), kids, max_size=4),
+                               max_leaves=8).map(lambda v: json.dumps(v).encode())))
+def test_any_bytes_load_without_an_exception_and_never_capture_more(tmp_path, data) -> None:
+    write(tmp_path, data)
+    s = Settings.load(tmp_path, keep_copy=False)
+    assert s.problem is None or (not s.capture_enabled and "\n" not in s.problem)
+    assert isinstance(s.max_bytes, int) and s.max_bytes >= 1
+    assert all(isinstance(p, str) for p in s.capture_ignore_patterns)
