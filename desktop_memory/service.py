@@ -36,6 +36,7 @@ from .engine.embed import DIMENSIONS, Embedder
 from .engine.enrichment import Enricher, EnrichmentQueue, EnrichReport
 from .engine.enrichment import status as enrichment_status
 from .engine.foreground import Foreground
+from .engine.index_health import remove_moved_aside
 from .engine.lock import DataDirLock
 from .engine.settings import Settings
 from .engine.store import Store
@@ -44,6 +45,7 @@ from .engine.vectors import VectorIndex
 log = logging.getLogger(__name__)
 
 EMBEDDING_MODEL_KEY = "embedding_model"  # meta key: which model and precision made the stored vectors
+INDEX_REPAIR_KEY = "vector_index_repair"  # the last rebuild of a damaged or missing vector index (JSON)
 VECTOR_COPIES_KEY = "vector_copies"  # "complete" once the vectors of a store older than m004 are copied
 
 CANDIDATES = 100
@@ -186,8 +188,12 @@ class MemoryService:
         except DesktopMemoryError as exc:  # still queued: the next start writes it
             log.warning("vectors left queued for the next start: %s", exc)
         finally:
-            self.store.close()
-            self._lock.release()
+            try:
+                if self._vectors is not None:
+                    self._vectors.close()  # finishes a rebuild under way; marks the index closed cleanly
+            finally:
+                self.store.close()
+                self._lock.release()
 
     def reopen_store(self) -> None:
         """Open the database again after its file was replaced (restore, encryption on/off)."""
@@ -203,13 +209,86 @@ class MemoryService:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    _index_repair: dict[str, Any] | None = None  # the index this process found damaged or missing and rebuilt
+    _open_repairs: dict[str, int] | None = None  # what `reconcile` repaired when the index opened (for doctor)
+
     @property
     def vectors(self) -> VectorIndex:
-        """The Chroma index, opened (and reconciled with SQLite) on first use."""
+        """The Chroma index, opened (checked, healed, reconciled with SQLite) on first use."""
         if self._vectors is None:
             self._vectors = VectorIndex(self.folder / VECTORS_DIR)
-            self.reconcile()
+            self._open_repairs = self.reconcile()
+        elif self._vectors.needs_rebuild:  # Chroma failed at work: the index was replaced by an empty one
+            self._rebuild_index(self._vectors)
         return self._vectors
+
+    def _rebuild_index(self, index: VectorIndex) -> None:
+        """Refill a moved-aside, missing or half-rebuilt index from the vector copies, in the background.
+
+        Memories without a copy are queued for embedding (the next `sync_vectors` writes them).
+        """
+        index.needs_rebuild = False
+        index.stop_fill()  # an index replaced during a rebuild starts over
+        ids, matrix = self._all_vector_copies()
+        if queued := set(self.store.queued_upserts(1 << 30)):  # `sync_vectors` writes these anyway
+            keep = [r for r, mid in enumerate(ids) if mid not in queued]
+            ids, matrix = [ids[r] for r in keep], matrix[keep]
+        if without := [mid for mid in self.store.ids_without_vector() if mid not in queued]:
+            with self.store.transaction():
+                self.store.enqueue(without, "upsert")
+        if not ids and not without and index.damage is None:
+            return  # a new, empty data folder
+        cause = "was damaged" if index.damage else "was left half rebuilt" if index.resuming else "was missing"
+        self._index_repair = {"cause": cause, "reason": index.damage or "", "vectors": len(ids),
+                              "embedded": len(without), "state": "rebuilding", "at": time.time(),
+                              "moved_to": index.moved_to.name if index.moved_to else ""}
+        log.info("the vector index %s; rebuilding it from the database (%d vectors, %d to embed)",
+                 cause, len(ids), len(without))
+        with self.store.transaction():  # for a later `doctor` in another process
+            self.store.set_meta(INDEX_REPAIR_KEY, json.dumps(self._index_repair))
+        index.start_fill(ids, matrix, self._index_rebuilt, self.foreground.wait_quiet)
+
+    def _all_vector_copies(self) -> tuple[list[str], np.ndarray]:
+        """Every memory's float16 vector copy: (ids, one row each)."""
+        n = int(self.store.scalar("SELECT count(*) FROM memory_vectors"))
+        ids: list[str] = []
+        matrix = np.empty((n, DIMENSIONS), dtype=np.float16)
+        cursor = self.store.db.execute(
+            "SELECT m.id, v.vec FROM memories m JOIN memory_vectors v ON v.rowid = m.rowid")
+        for mid, blob in cursor:
+            if len(ids) < n and len(blob) == DIMENSIONS * 2:
+                matrix[len(ids)] = np.frombuffer(blob, dtype=np.float16)
+                ids.append(mid)
+        return ids, matrix[: len(ids)]
+
+    def _index_rebuilt(self, count: int) -> None:
+        """On the rebuild's thread, once every vector is written: say so once, drop the damaged copy."""
+        if self._index_repair is not None:
+            self._index_repair["state"] = "rebuilt"
+        remove_moved_aside(self.folder / VECTORS_DIR)
+        log.info("%s", self.index_status()["message"])
+
+    def index_status(self) -> dict[str, Any]:
+        """What this process did to the vector index, for front ends: state "ok", "rebuilding" or
+        "rebuilt", and a sentence for a person (empty when there is nothing to say)."""
+        repair = self._index_repair
+        if repair is None:
+            return {"state": "ok", "message": ""}
+        index = self._vectors
+        state = repair["state"]
+        total = repair["vectors"]
+        done = index.filled if state == "rebuilding" and index is not None else total
+        what = {"was damaged": "The vector index was damaged", "was missing": "The vector index was missing",
+                "was left half rebuilt": "A rebuild of the vector index was interrupted"}[repair["cause"]]
+        embedded = f", {repair['embedded']:,} to embed again" if repair["embedded"] else ""
+        if state == "rebuilt":
+            message = f"{what} and has been rebuilt from the database ({total:,} vectors{embedded})."
+        elif index is not None and index.fill_error:
+            state, message = "interrupted", f"{what}; its rebuild stopped and continues at the next start."
+        else:
+            message = (f"{what} and is being rebuilt from the database ({done:,} of {total:,} vectors{embedded});"
+                       " search works meanwhile.")
+        return {**repair, "state": state, "done": done, "message": message}
 
     def _embedding_ready(self) -> None:
         """Adopt this embedder's model before its first vector meets the index (once per store).
@@ -273,12 +352,17 @@ class MemoryService:
     def reconcile(self, *, full: bool = False) -> dict[str, int]:
         """Bring Chroma in line with SQLite: drain the queue, then embed missing and drop orphans.
 
-        The id-by-id comparison runs when asked (`full`) or when the counts disagree.
+        The id-by-id comparison runs when asked (`full`, which first waits for a rebuild under way) or
+        when the counts disagree (not while a rebuild fills the index).
         """
         index = self._vectors if self._vectors is not None else self.vectors
+        if index.needs_rebuild:
+            self._rebuild_index(index)
+        if full:
+            index.wait_for_fill()
         report = {"queued": self.sync_vectors(), "missing": 0, "orphans": 0}
         report["copied"] = self._copy_vectors_from_index(index)
-        if full or index.count() != self.store.count(include_forgotten=True):
+        if not index.filling and (full or index.count() != self.store.count(include_forgotten=True)):
             in_db, in_index = self.store.all_ids(), index.all_ids()
             orphans = sorted(in_index - in_db)
             missing = sorted(in_db - in_index)
@@ -931,7 +1015,11 @@ class MemoryService:
         except DesktopMemoryError as exc:
             checks["embedding_model"] = str(exc)
         repaired = self.reconcile(full=True)
-        checks["vector_repairs"] = repaired
+        at_open, self._open_repairs = self._open_repairs or {}, None  # repaired when the index opened
+        checks["vector_repairs"] = {k: n + at_open.get(k, 0) for k, n in repaired.items()}
+        checks["vector_index"] = self.index_status()
+        if checks["vector_index"]["state"] == "ok" and (last := self.store.get_meta(INDEX_REPAIR_KEY)):
+            checks["vector_index"]["last_repair"] = json.loads(last)
         checks["vectors_match"] = self.vectors.count() == self.store.count(include_forgotten=True)
         checks["ok"] = all(v is True or v == "ok" for k, v in checks.items()
                            if k in ("sqlite_integrity", "fts_integrity", "fts_rows_match", "embedding_model",

@@ -35,7 +35,11 @@ def handler(name: str) -> Callable[[Handler], Handler]:
 def run(args: argparse.Namespace) -> int:
     folder = paths.data_dir(args.data_dir)
     with MemoryService(folder, start_fresh=getattr(args, "start_fresh", False)) as service:
-        return HANDLERS[args.command](service, args)
+        code = HANDLERS[args.command](service, args)
+    note = service.index_status()["message"]  # after close: a rebuild started by this command is done
+    if note and args.command != "doctor":
+        print(f"desktop-memory: {note}", file=sys.stderr)
+    return code
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -320,5 +324,32 @@ def cmd_doctor(service: MemoryService, args: argparse.Namespace) -> int:
         emit_json(data)
     else:
         for key, value in data.items():
-            out(f"{key + ':':<18}{value}")
+            if key == "vector_repairs":
+                out(f"{'vector repairs:':<18}{_repairs_in_words(value)}")
+            elif key == "vector_index":
+                out(f"{'vector index:':<18}{_index_in_words(value)}")
+            else:
+                out(f"{key + ':':<18}{value}")
     return 0 if data["ok"] else 1
+
+
+def _repairs_in_words(r: dict[str, int]) -> str:
+    """doctor's vector repairs (at open and just now) as a sentence."""
+    parts = [f"{r.get('missing', 0):,} missing vector(s) put back" if r.get("missing") else "",
+             f"{r.get('orphans', 0):,} stale vector(s) removed" if r.get("orphans") else "",
+             f"{r.get('queued', 0):,} queued change(s) written" if r.get("queued") else "",
+             f"{r.get('copied', 0):,} vector(s) copied into the database" if r.get("copied") else ""]
+    return ", ".join(p for p in parts if p) or "none needed"
+
+
+def _index_in_words(status: dict[str, Any]) -> str:
+    """The state of the vector index: rebuilt by this run, or the last rebuild, in words."""
+    if status.get("message"):
+        why = f" Cause: {status['reason']}." if status.get("reason") else ""
+        return status["message"] + why
+    last = status.get("last_repair")
+    if not last:
+        return "ok"
+    when = (to_iso(last.get("at")) or "")[:16].replace("T", " ")
+    return (f"ok; last rebuilt from the database on {when} UTC ({last.get('vectors', 0):,} vectors), "
+            f"because it {last.get('cause', 'was damaged')}")
