@@ -105,19 +105,20 @@ def read_header(seg: Path) -> Header:
     h = Header(capacity, elements, stride, label_offset, data_offset, max_level, entrypoint, max_m, max_m0)
     level0 = (max_m0 + 1) * 4
     problems = [
-        (version != 1, f"version {version}"),
+        (version != 1, "version"),
         (offset0 != 0, "level-0 offset"),
-        (not 0 < m <= 4096 or max_m != m or max_m0 < max_m or max_m0 > 2 * 4096, f"M {m}/{max_m}/{max_m0}"),
+        (not 0 < m <= 4096 or max_m != m or max_m0 < max_m or max_m0 > 2 * 4096, "M"),
         (data_offset != level0, "data offset"),
         (label_offset <= data_offset or (label_offset - data_offset) % 4, "vector size"),
         (stride != label_offset + _LABEL_BYTES, "element size"),
-        (capacity > _MAX_ELEMENTS or elements > capacity, f"{elements} elements of {capacity}"),
-        (not -1 <= max_level <= _MAX_LEVEL, f"max level {max_level}"),
+        (capacity > _MAX_ELEMENTS or elements > capacity, "element count"),
+        (not -1 <= max_level <= _MAX_LEVEL, "max level"),
         (elements > 0 and (max_level < 0 or entrypoint >= elements), "entry point"),
         (not (mult == mult and 0 <= mult < 100) or ef_construction > 1 << 24, "build parameters"),
     ]
     if bad := [why for failed, why in problems if failed]:
-        raise IndexDamaged(f"{seg.name}/header.bin is not consistent ({', '.join(bad)})")
+        more = ", ..." if len(bad) > 3 else ""
+        raise IndexDamaged(f"{seg.name}/header.bin is not consistent ({', '.join(bad[:3])}{more})")
     return h
 
 

@@ -95,11 +95,16 @@ class VectorIndex:
                 log.debug("closing the vector index: %s", exc)
 
     def _set_aside(self, reason: str) -> None:
-        self.moved_to = index_health.move_aside(self.path)
+        try:
+            self.moved_to = index_health.move_aside(self.path)
+        except OSError as exc:
+            raise StorageError(f"the vector index at {self.path} is damaged and cannot be moved aside "
+                               f"({exc.strerror}): move or delete that folder; it is rebuilt from the database "
+                               "at the next start") from exc
         self.damage = reason
         self.needs_rebuild = True
-        log.warning("the vector index was damaged (%s); moved it to %s, rebuilding it from the database",
-                    reason, self.moved_to.name if self.moved_to else "nowhere")
+        log.info("the vector index was damaged (%s); moved it to %s, rebuilding it from the database",
+                 reason, self.moved_to.name if self.moved_to else "nowhere")  # front ends: index_status()
 
     def _replace(self, reason: str) -> None:
         """Move the damaged index aside and open a new, empty one in its place."""
