@@ -42,7 +42,6 @@ from desktop_memory.ipc.client import connect  # noqa: E402
 from desktop_memory.ipc.spawn import HostProcess  # noqa: E402
 from desktop_memory.qt.bridge import EngineBridge  # noqa: E402
 from desktop_memory.qt.importing import IMPORT_CHUNK, ChunkedImport  # noqa: E402
-from desktop_memory.qt.none_guard import keep_none_alive  # noqa: E402
 from desktop_memory.qt.search_window import SearchWindow  # noqa: E402
 from desktop_memory.service import MemoryService  # noqa: E402
 
@@ -140,7 +139,6 @@ def main() -> int:
     args = parser.parse_args()
 
     app = QApplication(sys.argv[:1])
-    keep_none_alive()  # as the app does (PySide6 6.12 on Python 3.11 would free None mid-run)
     folder = Path(tempfile.mkdtemp(prefix="gui-stall-"))
     load_before = os.getloadavg()
     host = None if args.in_process else HostProcess(folder, enrich=args.enrich)

@@ -27,7 +27,6 @@ from . import capture_now, single_instance
 from .bridge import EngineBridge
 from .clipboard_watcher import ClipboardWatcher
 from .hotkeys import GlobalHotkeys
-from .none_guard import keep_none_alive
 from .search_window import SearchWindow
 from .settings_window import SettingsWindow
 from .tray import Tray, icon
@@ -271,7 +270,6 @@ def run_app(data_dir: Path, argv: list[str] | None = None) -> int:
               "session; the command line works without one (desktop-memory --help)", file=sys.stderr)
         return 1
     logging.getLogger("desktop_memory.qt").setLevel(logging.INFO)
-    keep_none_alive()  # PySide6 6.12 loses references to None; on Python 3.11 that aborts a long session
     app = QApplication.instance() or QApplication(argv or [sys.argv[0] or PROG])
     assert isinstance(app, QApplication)
     app.setApplicationName(PROG)
