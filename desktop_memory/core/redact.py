@@ -2,7 +2,7 @@
 
 Pure standard library, no I/O. Every rule is one entry in ``_RULES``: a kind, a compiled pattern
 and an optional check that the matched value really is a secret. A pattern marks the part to
-replace with a group named ``s`` (or ``s2``/``s3`` for alternative spellings); without one the
+replace with a group named ``s`` (or ``s2``...``s5`` for alternative spellings); without one the
 whole match is replaced. Keys are kept so the text stays readable::
 
     password=[REDACTED:secret_assignment]
@@ -14,36 +14,71 @@ kind: an ``sk-ant-...`` key is an Anthropic key (not an OpenAI one) and the JWT 
 ``Authorization: Bearer eyJ...`` is counted once, as a JWT. Running the rules again until nothing
 changes (normally one extra pass that finds nothing) makes ``redact`` idempotent.
 
-Every pattern is safe on hostile input: quantifiers are bounded or possessive, and a rule only
-runs when one of its literal "needles" occurs in the text, so a megabyte is handled quickly.
+Every pattern is safe on hostile input: quantifiers are bounded or possessive, a command's options
+are read at most 12 arguments after its name, and a rule only runs when one of its literal
+"needles" occurs in the text (outside placeholders), so a megabyte is handled quickly.
 
-Judgement calls (see tests/data/redaction_corpus.jsonl for examples):
+Secret fields. The keys are password, passwd, pass, pwd, pw, passphrase, passcode, secret, token,
+api key / apikey / api_key / api-key, access key, auth / auth_key, and Passwort, Kennwort, mot de
+passe, contraseña, senha, wachtwoord: in any case and with any prefix (``DB_PASSWORD``,
+``client_secret``, ``X-Api-Key``) but no suffix (``token_count``, ``password_file`` are no keys).
+Short names (pass, pwd, pw, auth) must not end a longer word (``bypass``, ``oauth``). Where the
+value stands decides whether it is a secret:
+
+* In a field (``key=value``, ``"key": "value"``, any quoted value, ``key: value`` ending its line
+  or field, ``--password=X``, ``mysql -pX``, ``sshpass -p X``, ``docker login -p X``,
+  ``redis-cli -a X``, ``curl -u user:X``, ``-passin pass:X``, ``requirepass X``, URL userinfo,
+  ``Authorization: Bearer|Basic|Token X``) the value under a password or secret key is a secret
+  whatever characters it has, a plain word included (``POSTGRES_PASSWORD: example``). Tokens and
+  API keys are machine-made, so under them the value must look like one: a digit, a symbol or a
+  random mix of cases (``token: "keyword.operator"`` is a name). ``auth`` also names methods
+  (``auth: oauth2``, ``md5``): its value needs 8 characters and mixed case or a symbol.
+* In running text (``key: value`` followed by more words) a value that looks like a secret is one
+  (``I set it up, password: irKEeDTl9pIR! and then``); a plain word is prose (``password: see the
+  vault``, ``Password: ask Alice``). A word that describes instead of being a secret
+  (``required``, ``same``, ``none``, ``min``...: ``NOT_SECRET_WORDS``) is never taken.
+* In prose, "the password (for the wifi) is X" (also was, ist, est, es): X is a secret only if it
+  looks like a token: 5 characters or more, with a digit or a symbol but not a number with a unit,
+  a version or a date (``128-bit``, ``v2``, ``24h``, ``2024-01-31``), or 8 letters in a random mix
+  of cases. "the password is incorrect", "is case-sensitive", "is 12 characters long" are kept; a
+  quoted X ("the password is 'open sesame'") is always a secret.
+* ``key = value`` with spaces (INI or code) and keyword arguments: the value must look like a
+  secret, and with spaces end the line (``token = Ignore + Plain`` is code). ``--password VALUE``
+  too, as ``psql --password shop`` takes no value.
+* An unquoted value is a run of non-blanks. A trailing ``.``, ``,``, ``;`` or ``:`` and unbalanced
+  closing brackets or quotes belong to the text around it (``is hunter2.``,
+  ``connect(password=x9y8)``); in ``key=value`` a following ``&key=``, ``;key=`` or ``,key=``
+  starts the next pair (query strings, ADO.NET), unless the value is then rejected: then the whole
+  run is taken.
+
+Other judgement calls (see tests/data/redaction_corpus.jsonl for examples):
 
 * Stripe publishable keys (``pk_live_``/``pk_test_``) are public by design and are kept;
   secret, restricted and webhook keys (``sk_``, ``rk_``, ``whsec_``) are redacted, test ones too.
 * A value that names a secret instead of containing it is kept: ``${TOKEN}``, ``$TOKEN``,
-  ``<your password>``, ``{{ vault_pw }}``, ``os.environ["KEY"]``, ``settings.API_KEY``,
-  ``get_token()``, ``f(password=password)``, ``None``, ``****``, file paths and URLs.
-* Tokens and API keys are machine-made, so under such keys a plain word or name is kept
-  (``token: "keyword.operator"``, ``"output_token": "NextMarker"``); under password and secret
-  keys any literal of three or more characters is redacted (``POSTGRES_PASSWORD: example``).
-* ``key: value`` with an unquoted value is only taken when the value is a single word ending the
-  line, so prose such as ``password: (see the vault)`` or ``Password: ask Bob`` is kept. In the
-  middle of a line, in ``key = value`` (INI or code) and in keyword arguments the value must also
-  look like a secret: a digit, a symbol or a random mix of cases.
+  ``<your password>``, ``{{ vault_pw }}``, ``[Password]``, ``os.environ["KEY"]``, ``get_token()``,
+  ``settings.API_KEY`` (a dotted name without digits), ``f(password=password)``,
+  ``hashedPassword`` and ``next_token`` (named after their key), ``None``, ``N/A``, ``****``, YAML
+  tags and aliases (``!vault``, ``*db_password``), URLs and paths of plain path characters
+  (``/run/secrets/db``; ``/Xk9!mm`` is a secret).
 * Card numbers: 13-19 digits, plain or grouped 4-4-4-4 / 4-6-5 / 4-6-4 with spaces or dashes,
   passing Luhn with a known network prefix and length. Digits glued to letters, dots or slashes
   (hashes, decimals, paths) are not cards.
 * A PEM private key missing its END line is still redacted (header and base64 lines); a header
   quoted alone in documentation is not.
-* Secrets written as plain prose ("the password is hunter2") are not detected.
+* URL userinfo must be percent-encoded to contain ``/``, ``?`` or ``#``, as URLs require.
+
+Known gaps: an unquoted passphrase of several words (``passphrase: correct horse battery``), a plain
+word followed by more prose (``password: sunshine and then``) and a plain-word secret in prose
+("the password is sunshine") are kept; a plain-word variable in a JavaScript object literal
+(``{password: hashed, salt}``) is taken for a password (privacy first).
 """
 
 from __future__ import annotations
 
 import re
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 PLACEHOLDER = "[REDACTED:{kind}]"
@@ -75,6 +110,7 @@ class _Rule:
     needles: tuple[str, ...]  # lower-case; the rule runs only if one occurs in the lowered text
     check: _Check | None = None
     lower: bool = False  # match against the lower-cased text (for case-insensitive key names)
+    trim: bool = False  # group s is a run of non-blanks: drop what running text put after it (_trimmed)
 
 
 # --- checks -------------------------------------------------------------------------------------
@@ -130,16 +166,21 @@ def _has_digit(value: str, _m: re.Match[str]) -> bool:
     return any(c.isdigit() for c in value)
 
 
-_REFERENCE_START = ("$", "<", "{", "[", "%(", "%{", "#{", "/", "./", "../", "~/")
+_REFERENCE_START = ("$", "<", "{", "[", "%(", "%{", "#{")
+# A path made of plain path characters: /run/secrets/db, ./pw.txt, ~/.pgpass (not "/Xk9!mm").
+_PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@+-]*+(?:/[\w.@+-]*+)*+\Z")
 _CODE_REFERENCE = re.compile(
-    r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*[(\[]"  # call or subscript: getenv(, os.environ[
-    r"|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+\Z"  # attribute: settings.API_KEY, self.password
+    r"[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)*+"  # a name, then a call or subscript: getpass(), os.environ["K"],
+    r"(?:(?:\(\)|\[\])(?:\.|\Z)|[(\[][\"']|[(\[].*[)\]]\Z)"  # input("pw: "), get(x).strip()
+    r"|[A-Za-z_$]++(?:\.[A-Za-z_$]++)+\Z"  # attribute without digits: settings.API_KEY, self.password
     r"|[A-Za-z]:\\"  # Windows path
-    r"|[A-Za-z][\w+.-]*://"  # URL
+    r"|[A-Za-z][\w+.-]*+://"  # URL
 )
 _PLACEHOLDER_VALUE = re.compile(
     r"(?i)(?:none|null|nil|undefined|true|false|redacted|hidden|masked|placeholder|replace[_-]?me"
-    r"|todo|tbd|your[_-].*|.*[_-]here|[*•·.?#_-]+|x{3,}|\#[0-9a-f]{3,8}|pass|password|passwd|pwd|secret|token)\Z"
+    r"|todo|tbd|n/?a|your[_-].*|.*[_-]here|[*•·.?#_-]+|x{3,}|\#[0-9a-f]{3,8}|pass|password|passwd|pwd|secret"
+    r"|token|api[_-]?key"
+    r"|![A-Za-z]++|\*[A-Za-z_][\w-]*+|&[A-Za-z_][\w-]*+)\Z"  # YAML: !vault tag, *alias, &anchor
 )
 # Unquoted values that are code, not secrets: `token = await get()`, `password: str`.
 _CODE_WORDS = frozenset(
@@ -147,40 +188,87 @@ _CODE_WORDS = frozenset(
      "str", "string", "bytes", "bool", "boolean", "int", "integer", "float", "number", "any", "object",
      "dict", "list", "text", "secretstr", "required", "optional"}
 )
+# Words that say something about a secret instead of being it, after `password:` or `token:` in prose
+# and forms: "Password: required", "password: see the vault", "api key: pending approval".
+_PROSE_WORDS = frozenset((
+    "required", "optional", "needed", "mandatory", "missing", "invalid", "incorrect", "wrong", "expired",
+    "expires", "revoked", "disabled", "enabled", "empty", "blank", "unset", "set", "changed", "reset",
+    "updated", "unchanged", "same", "different", "default", "unknown", "none", "hidden", "masked", "encrypted",
+    "hashed", "stored", "saved", "sent", "attached", "provided", "generated", "below", "above", "elsewhere",
+    "separately", "pending", "approved", "see", "ask", "check", "use", "contact", "call", "ping", "read",
+    "look", "find", "get", "in", "on", "at", "from", "via", "the", "a", "an", "as", "per", "sso", "ldap",
+    "shared", "personal", "yours", "mine", "it", "this", "that", "here", "there", "ok", "okay", "yes", "no",
+    "off", "is", "was", "will", "must", "should", "can", "cannot", "not", "too", "very", "min", "max", "minimum",
+    "maximum", "length", "chars", "characters", "strong", "weak",
+))
+# The words that are never taken as the secret (placeholders, code, prose); the tests use it.
+NOT_SECRET_WORDS = _PROSE_WORDS | _CODE_WORDS | frozenset((
+    "none", "null", "nil", "undefined", "true", "false", "redacted", "hidden", "masked", "placeholder",
+    "replaceme", "todo", "tbd", "na", "n/a", "pass", "password", "passwd", "pwd", "secret", "token", "apikey",
+    "api_key", "api-key",
+))
+# Numbers with a unit, versions, dates and times: "128-bit", "24h", "v2.1", "2024-01-31", "12:30".
+_MEASURE = re.compile(
+    r"(?i)(?=.*[^0-9])v?[0-9]++(?:[.,:/x-][0-9]++)*+(?:[ -]?(?:%|[kmgt]i?b|bits?|bytes?|chars?|characters?"
+    r"|digits?|letters?|words?|ms|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?|months?"
+    r"|y|years?|px|em|st|nd|rd|th|am|pm|k|x))?\+?\Z"
+)
 
 
 def _literal(value: str, _m: re.Match[str]) -> bool:
     """A literal secret, not a reference to one (variable, template, placeholder, path...)."""
     value = value.strip()
-    if len(value) < 3 or _MARK in value or value.startswith(_REFERENCE_START):
+    if len(value) < 3 or _MARK in value or value.startswith(_REFERENCE_START) or _PATH.match(value):
         return False
     return not _PLACEHOLDER_VALUE.match(value)
 
 
-_FULL_WORDS = ("password", "passwd", "passphrase", "passcode")
+_FULL_WORDS = ("password", "passwd", "passphrase", "passcode", "passwort")
+_SHORT_KEYS = ("pass", "pwd", "pw", "auth")
+_STRONG_KEYS = ("pass", "pwd", "pw", "secret", "kennwort", "mot", "contrase", "senha", "wachtwoord")
 
 
 def _key_ok(m: re.Match[str]) -> bool:
-    """The short key names ``pass``/``pwd`` must not end a longer word (``bypass``, ``compass``)."""
+    """Short key names (``pass``, ``pwd``, ``pw``, ``auth``) must not end a longer word: ``bypass``,
+    ``compass``, ``oauth``."""
     key = m.group("k")
-    if key.startswith(("pass", "pwd")) and not key.startswith(_FULL_WORDS):
+    if key.startswith(_SHORT_KEYS) and not key.startswith(_FULL_WORDS):
         start = m.start("k")
         return start == 0 or not (m.string[start - 1].isalpha() or m.string[start - 1] == "]")
     return True
 
 
-def _quoted(value: str, m: re.Match[str]) -> bool:
-    """A literal value. One ending in its own key name is a name (``"next_token"``), and tokens
-    and API keys are machine-made, so a plain word there is a name too (``token: "keyword"``)."""
-    key = m.group("k")
-    if not (_key_ok(m) and _literal(value, m)) or value.lower().endswith(key):
+def _strong(key: str) -> bool:
+    """Password and secret keys: people choose their values, so a plain word there is a secret too.
+    Tokens and API keys are machine-made: under them a plain word is a name."""
+    return key.startswith(_STRONG_KEYS)
+
+
+def _names_itself(value: str, key: str) -> bool:
+    """``next_token``, ``userPassword``, ``db_password``: a variable named after its key (not ``mypassword``)."""
+    if not value.lower().endswith(key):
         return False
-    return key.startswith(("pass", "pwd", "secret")) or _looks_secret(value)
+    i = len(value) - len(key)
+    return i == 0 or value[i - 1] in "_-." or value[i].isupper()
+
+
+def _quoted(value: str, m: re.Match[str]) -> bool:
+    """A literal value under a secret key. Tokens and API keys are machine-made, so a plain word
+    there is a name (``token: "keyword"``); ``auth`` also names methods (``oauth2``, ``md5``)."""
+    key = m.group("k")
+    if not (_key_ok(m) and _literal(value, m)) or _names_itself(value, key):
+        return False
+    if key.startswith("auth"):
+        return len(value) >= 8 and (_mixed_case(value, m) or any(not (c.isalnum() or c in "_-.") for c in value))
+    return _strong(key) or _looks_secret(value)
 
 
 def _bare(value: str, m: re.Match[str]) -> bool:
-    """An unquoted value: also rule out code such as ``token = get_token()`` or ``pw=password``."""
-    return _quoted(value, m) and not _CODE_REFERENCE.match(value) and value.lower() not in _CODE_WORDS
+    """An unquoted value: also rule out code such as ``token = get_token()`` or ``pw=password``, and
+    words that describe a secret (``password: required``)."""
+    if value.lower() in NOT_SECRET_WORDS:  # first: the cheapest test, and the commonest answer
+        return False
+    return _quoted(value, m) and not _CODE_REFERENCE.match(value)
 
 
 # Words, Capitalised or joined in camelCase/PascalCase/snake_case: names, not random strings.
@@ -195,9 +283,53 @@ def _looks_secret(value: str) -> bool:
     return value.lower() != value != value.upper() and not _WORDS.match(value)
 
 
+def _token_like(value: str) -> bool:
+    """What prose can hold as a secret: a digit or a symbol, or eight letters in a random mix of cases
+    (``hunter2``, ``Xk9!mm``, ``xKqPzRwT``; not ``case-sensitive``, ``JWT-encoded``, ``John's``)."""
+    if any(c.isdigit() or not (c.isalnum() or c in "_-.'") for c in value):
+        return not _MEASURE.match(value)
+    return len(value) >= 8 and value.isalpha() and _looks_secret(value)
+
+
+_PAIRS = {")": "(", "]": "[", "}": "{"}
+_RUN = re.compile(r"\S{0,512}+")
+
+
+def _trimmed(value: str) -> str:
+    """The secret in a run of non-blanks, without what running text put after it: one sentence mark
+    and unbalanced closing brackets or quotes (``hunter2.``, ``connect(password=x9y8z7)``,
+    ``"Bearer abc123"``). At least three characters are kept."""
+    punct = False
+    for _ in range(8):
+        if len(value) <= 3:
+            break
+        last = value[-1]
+        if last in _PAIRS and value.count(last) > value.count(_PAIRS[last]) or last in "\"'`" and value.count(last) % 2:
+            value = value[:-1]
+        elif last in ".,;:" and not punct:
+            value, punct = value[:-1], True
+        else:
+            break
+    return value
+
+
+def _candidates(text: str, start: int, end: int) -> Iterator[str]:
+    """The value, trimmed; when it stopped before a next ``&key=``/``;key=``/``,key=`` pair (query
+    strings, ADO.NET), then also the whole run, in case what follows was the secret's own."""
+    yield _trimmed(text[start:end])
+    if end < len(text) and text[end] in "&;,":
+        yield _trimmed(text[start : _RUN.match(text, start).end()])
+
+
 _IN_PATH = re.compile(r"[:/][\w.-]*\Z")
 _KWARG = re.compile(r"[(,][ \t]*[\w.-]*\Z")
 _REST_OF_LINE = re.compile(r"[ \t]*(?:[ \t][#;][^\n]*)?(?:\r?\n|\Z)")
+# After a value: the end of the field (line end, a comment, a clause mark, the next "key:").
+_FIELD_END = re.compile(r"""[.,;:!?)\]}"'`]|[ \t]*(?:\r?\n|\Z|#|//|\||[\w.-]{1,64}[ \t]*[:=](?:[ \t]|\Z))""")
+
+
+def _value_end(m: re.Match[str], value: str) -> int:
+    return _secret_span(m)[0] + len(value)
 
 
 def _env_value(value: str, m: re.Match[str]) -> bool:
@@ -207,37 +339,44 @@ def _env_value(value: str, m: re.Match[str]) -> bool:
     if not _bare(value, m):
         return False
     if " " in m.string[m.end("k") : m.start("s")]:
-        return bool(_REST_OF_LINE.match(m.string, m.end("s"))) and _looks_secret(value)
+        return bool(_REST_OF_LINE.match(m.string, _value_end(m, value))) and _looks_secret(value)
     if _KWARG.search(m.string, max(0, m.start("k") - 80), m.start("k")):  # f(a, token=next_token)
         return _looks_secret(value)
     return True
 
 
-# What may come before a key at the start of a line: indentation, a YAML "- ", "export ",
-# a quote and the rest of the key name (the DB_ of DB_PASSWORD).
-_LINE_PREFIX = re.compile(r"""[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?\\?["']?[\w.-]*""")
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*+\Z")
 
 
-def _yaml_value(value: str, m: re.Match[str]) -> bool:
-    """``key: value``: at the start of a line any literal; mid-line only secret-looking ones.
-
-    A quoted key with an unquoted value is JSON or a Python dict (``"token": next_token,``), a
-    value ending in punctuation is code (``token: str):``) and a key inside an ARN or a path
-    (``arn:aws:...:secret:name``) is no key: none of them holds a literal secret.
-    """
-    if not _bare(value, m) or value[-1] in ",;:(){}[]" or m.string[m.end("k")] in "\"'\\":
+def _colon_value(value: str, m: re.Match[str]) -> bool:
+    """``key: value`` (YAML, headers, forms, chat). A value that looks like a secret is one, even in
+    the middle of a sentence (``password: irKEeDTl9pIR! and then``). A plain word is one only under
+    a password key and only when it ends the field (``password: sunshine``, ``Password: Sunshine,``);
+    followed by more words it is prose (``password: see the vault``). Words that describe instead of
+    being a secret (``required``, ``same``, ``ask``...), code (``token: str):``), a quoted key with a
+    bare name (``"token": next_token,``) and a key inside an ARN or path are kept."""
+    key = m.group("k")
+    if not _bare(value, m):
         return False
     if _IN_PATH.search(m.string, max(0, m.start("k") - 80), m.start("k")):  # arn:aws:...:secret:x
         return False
-    start = m.start()
-    newline = m.string.rfind("\n", max(0, start - 120), start)
-    if newline == -1 and start > 120:
-        return _looks_secret(value)
-    line_start = newline + 1
-    return bool(_LINE_PREFIX.fullmatch(m.string, line_start, start)) or _looks_secret(value)
+    if m.string[m.end("k")] in "\"'\\":  # "token": value, in JSON or a dict: a number or a token, not a name
+        return _looks_secret(value) and not _IDENTIFIER.match(value)
+    ends = bool(_FIELD_END.match(m.string, _value_end(m, value)))
+    if _looks_secret(value):
+        return ends and _strong(key) or not _MEASURE.match(value)
+    return ends and _strong(key)
+
+
+def _prose_value(value: str, m: re.Match[str]) -> bool:
+    """"the password is X": X must look like a token (``hunter2``), not a word or a measure."""
+    if m.group("s") is None:  # quoted: the password is "correct horse"
+        return _quoted(value, m)
+    return _token_like(value) and _bare(value, m)
 
 
 def _flag_value(value: str, m: re.Match[str]) -> bool:
+    """``--password VALUE``: must look like a secret, as ``psql --password shop`` takes no value."""
     if m.group("s") is None:  # quoted
         return _literal(value, m)
     return _bare(value, m) and _looks_secret(value)
@@ -256,13 +395,15 @@ _A = _T + r"\["
 # Secret-assignment rules run on the lower-cased text (same length, so positions carry over).
 # Key names that hold secrets: the prefix is free (DB_PASSWORD, clientSecret, x-api-key), the
 # suffix is not, so token_count, tokenizer, max_tokens or password_file are not keys.
-_KEY = (
-    r"(?P<k>(?:pass(?:word|wd|phrase|code)?|pwd|secret|token|api[_-]?key|access[_-]?key|auth[_-]?key)"
-    r"(?:[_.-]?(?:key|value))?)"
-    r"""\\?["']?[ \t]*"""
+_KEY_NAMES = (  # factored by first letter: the engine tries fewer branches at each position
+    r"(?:p(?:ass(?:word|wd|phrase|code|wort)?|wd?)|s(?:ecret|enha)|token|a(?:pi[ _-]?key|ccess[ _-]?key"
+    r"|uth(?:[_-]?key)?)|kennwort|mot[ _-]de[ _-]passe|contrase(?:ñ|n)a|wachtwoord)"
 )
-_DQ = r'\\?"(?P<s>(?:[^"\\\r\n]|\\[^"\r\n]){1,512}+)\\?"'
-_SQ = r"\\?'(?P<s2>(?:[^'\\\r\n]|\\[^'\r\n]){1,512}+)\\?'"
+_KEY = rf"(?P<k>{_KEY_NAMES}(?:[ _.-]?(?:key|value))?)" r"""\\?["']?[ \t]*"""
+# A quoted value. Opened by \" (a JSON string inside a string) it ends at the next \"; opened by a
+# bare quote it ends at the next bare one, and \" inside is an escaped quote ("ab\"c").
+_DQ = r'(?:\\"(?P<s4>(?:[^"\\\r\n]|\\[^"\r\n]){1,512}+)\\"|"(?P<s>(?:[^"\\\r\n]|\\[^\r\n]){1,512}+)")'
+_SQ = r"(?:\\'(?P<s5>(?:[^'\\\r\n]|\\[^'\r\n]){1,512}+)\\'|'(?P<s2>(?:[^'\\\r\n]|\\[^\r\n]){1,512}+)')"
 _BQ = r"`(?P<s3>[^`\r\n]{1,512}+)`"
 _PEM = r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
 _PEM_END = r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
@@ -273,13 +414,22 @@ _PEM_LINES = (
     rf"(?:{_NL}[ \t]*(?:[A-Za-z0-9+/=]{{4,}}+(?=[ \t]*(?:{_NL}|\Z))"
     rf"|(?:Proc-Type|DEK-Info|Comment):[^\r\n\\]*+|(?={_NL})))*+"
 )
-_ASSIGN_NEEDLES = ("pass", "pwd", "secret", "token", "key")
+_ASSIGN_NEEDLES = ("pass", "pw", "secret", "token", "key", "auth", "kennwort", "contrase", "senha", "wachtwoord")
+_VALUE = r"(?P<s>[^\s\"'`$<{\[(-]\S{0,255}+)"  # an unquoted option value: a run of non-blanks
+_ARGS = r"(?:[ \t]++[^\s;|&]++){0,12}?"  # up to 12 arguments of a command before the option, lazily
+_OPTION = rf"(?:'(?P<s2>[^'\r\n]{{1,256}}+)'|\"(?P<s3>[^\"\r\n]{{1,256}}+)\"|{_VALUE})"  # or quoted
 
 
 def _rule(
-    kind: str, pattern: str, needles: tuple[str, ...], check: _Check | None = None, *, lower: bool = False
+    kind: str,
+    pattern: str,
+    needles: tuple[str, ...],
+    check: _Check | None = None,
+    *,
+    lower: bool = False,
+    trim: bool = False,
 ) -> _Rule:
-    return _Rule(kind, re.compile(pattern), needles, check, lower)
+    return _Rule(kind, re.compile(pattern), needles, check, lower, trim)
 
 
 _RULES: tuple[_Rule, ...] = (
@@ -349,10 +499,11 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "secret_assignment",
         r"authorization\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?"
-        r"(?:bearer|basic|token|apikey|api-key)[ \t]+(?P<s>[a-z0-9._~+/=:\[\]-]{6,}+)",
+        r"(?:bearer|basic|token|apikey|api-key)[ \t]+(?P<s>\S{1,1024}+)",
         ("authorization",),
         _literal,
         lower=True,
+        trim=True,
     ),
     _rule(
         "secret_assignment",
@@ -361,30 +512,76 @@ _RULES: tuple[_Rule, ...] = (
         _quoted,
         lower=True,
     ),
+    # Command options that take a password, on the command's own line (at most 12 arguments after the
+    # command name): mysql -pX, sshpass -p X, docker login -p X, redis-cli -a X, curl -u user:X.
+    _rule(
+        "secret_assignment",
+        # the value is read in a look-ahead, so that a search goes on right after "-p"
+        r"(?:(?<![\w-])|(?<=-p))(?:mysql|mariadb)[\w-]*+" + _ARGS + r"[ \t]++-p(?=" + _OPTION + ")",
+        ("mysql", "mariadb"),
+        _literal,
+        trim=True,
+    ),
+    _rule(
+        "secret_assignment",
+        r"(?<![\w-])(?:sshpass|(?:docker|podman|buildah|skopeo|nerdctl|oras)[ \t]++login)"
+        + _ARGS + r"[ \t]++(?:-p|--password)[ \t]++" + _OPTION,
+        ("sshpass", "docker", "podman", "buildah", "skopeo", "nerdctl", "oras"),
+        _literal,
+        trim=True,
+    ),
+    _rule("secret_assignment", r"(?<![\w-])redis-cli" + _ARGS + r"[ \t]++-a[ \t]++" + _OPTION, ("redis-cli",),
+          _literal, trim=True),
+    _rule(
+        "secret_assignment",
+        r"(?<![\w-])curl" + _ARGS + r"[ \t]++(?:-u[ \t]*+|--user(?:[ \t]++|=))[\"']?[^\s:\"'\[\]$]{1,128}+:"
+        r"(?P<s>[^\s\"'$]\S{0,255}+)",
+        ("curl",),
+        _literal,
+        trim=True,
+    ),
+    _rule("secret_assignment", r"-pass(?:in|out)?[ \t]+pass:(?P<s>\S{1,256}+)", ("pass:",), _literal, trim=True),
+    _rule(  # redis.conf
+        "secret_assignment",
+        r"(?m)^[ \t]*(?:requirepass|masterauth)[ \t]+(?P<s>[^\s\"']\S{0,255}+)",
+        ("requirepass", "masterauth"),
+        _literal,
+        trim=True,
+    ),
     _rule(  # KEY=value (env files, shell, URLs, INI, kwargs)
         "secret_assignment",
-        _KEY + r"(?:=>|:=|=)[ \t]*"
-        r"(?P<s>(?![#=])(?:[^\s\"'`,;&)}\\]|&(?![\w.-]{1,64}=)){1,512}+)",
+        _KEY + r"(?:=>|:=|=)[ \t]*(?P<s>(?![#=\"'`\\\[&;,])\S{1,3}+(?:[^\s&;,]|[&;,](?![\w.-]{1,64}=)){0,509}+)",
         _ASSIGN_NEEDLES,
         _env_value,
         lower=True,
+        trim=True,
     ),
-    _rule(  # key: value (YAML, HTTP headers, logs); the value must end the line
+    _rule(  # key: value (YAML, HTTP headers, forms, logs, chat); key:value stops at "{" (CSS: .password:focus{)
         "secret_assignment",
-        _KEY + r":[ \t]*(?P<s>[^\s\"'`|>&*!{\[#%@,:][^\s\"'`(){};,]{0,511}+)"
-        r"(?=[ \t]*(?:#|[\"'`]|\r?\n|\Z))",
+        _KEY + r":(?P<sp>[ \t]++)?(?P<s>[^\s\"'`|>#{\[(,:;](?(sp)\S|[^\s{]){0,511}+)",
         _ASSIGN_NEEDLES,
-        _yaml_value,
+        _colon_value,
         lower=True,
+        trim=True,
+    ),
+    _rule(  # the password (for the wifi) is X
+        "secret_assignment",
+        rf"(?P<k>{_KEY_NAMES})(?:[ \t]+(?:for|of|on|to|at)[ \t]+[^\n.:;,!?=]{{1,40}}?)?"
+        r"[ \t]+(?:(?:is|was)(?:[ \t]+now)?|ist|est|es|é)[ \t]*:?[ \t]+"
+        r"(?:\"(?P<s2>[^\"\r\n]{1,256}+)\"|'(?P<s3>[^'\r\n]{1,256}+)'|(?P<s>[^\s\"'`(\[{<]\S{4,511}+))",
+        _ASSIGN_NEEDLES,  # an unquoted X has 5 characters or more (before trimming)
+        _prose_value,
+        lower=True,
+        trim=True,
     ),
     _rule(  # --password VALUE
         "secret_assignment",
-        r"--(?<![\w\-\]]--)(?P<k>[a-z0-9-]{0,30}?(?:password|passwd|token|secret|api-?key|access-key))"
-        r"[ \t]+(?:\"(?P<s2>[^\"\r\n]{1,256}+)\"|'(?P<s3>[^'\r\n]{1,256}+)'"
-        r"|(?P<s>[^\s\"'`$<{-][^\s\"'`]{0,255}+))",
+        r"--(?<![\w\-\]]--)(?P<k>[a-z0-9-]{0,30}?(?:pass(?:word|wd|phrase)?|pwd|token|secret|api-?key|access-key))"
+        r"[ \t]+" + _OPTION,
         ("--",),
         _flag_value,
         lower=True,
+        trim=True,
     ),
     _rule(  # .netrc
         "secret_assignment",
@@ -397,7 +594,7 @@ _RULES: tuple[_Rule, ...] = (
 
 def _secret_span(m: re.Match[str]) -> tuple[int, int]:
     groups = m.re.groupindex
-    for name in ("s", "s2", "s3"):
+    for name in ("s", "s2", "s3", "s4", "s5"):
         if name in groups and m.group(name) is not None:
             return m.span(name)
     return m.span()
@@ -410,16 +607,46 @@ def _lower(text: str) -> str:
     return lowered
 
 
+_PLACEHOLDERS_LOWER = re.compile(r"\[redacted:[a-z_]{1,40}\]")
+
+
+def _without_placeholders(lowered: str) -> str:
+    """The lowered text where needles are looked for: "secret" in a placeholder is no needle."""
+    return _PLACEHOLDERS_LOWER.sub("", lowered) if "[redacted:" in lowered else lowered
+
+
+def _occurs(needle: str, plain: str, found: dict[str, bool]) -> bool:
+    if needle not in found:
+        found[needle] = needle in plain
+    return found[needle]
+
+
+def _accepted_end(rule: _Rule, text: str, start: int, end: int, m: re.Match[str]) -> int:
+    """Where the first accepted candidate for the value of an unquoted run ends, or -1."""
+    for value in _candidates(text, start, end):
+        if rule.check is None or rule.check(value, m):
+            return start + len(value)
+    return -1
+
+
 def _redact_once(text: str, counts: dict[str, int]) -> str:
     """Apply every rule once, in order, each to the text the previous ones left."""
     lowered = _lower(text)
+    plain = _without_placeholders(lowered)
+    found: dict[str, bool] = {}  # needle -> occurs in plain; many rules share needles
     for rule in _RULES:
-        if rule.needles and not any(n in lowered for n in rule.needles):
+        if rule.needles and not any(_occurs(n, plain, found) for n in rule.needles):
             continue
-        spans = []
+        spans: list[tuple[int, int]] = []
         for m in rule.pattern.finditer(lowered if rule.lower else text):
             start, end = _secret_span(m)
-            if start < end and (rule.check is None or rule.check(text[start:end], m)):
+            if start >= end or (spans and start < spans[-1][1]):  # inside a whole run taken just before
+                continue
+            if rule.trim and m.group("s") is not None:
+                end = _accepted_end(rule, text, start, end, m)
+            elif rule.check is not None and not rule.check(text[start:end], m):
+                end = -1
+            if end > start:
                 spans.append((start, end))
         if not spans:
             continue
@@ -431,6 +658,8 @@ def _redact_once(text: str, counts: dict[str, int]) -> str:
         parts.append(text[pos:])
         text = "".join(parts)
         lowered = _lower(text)
+        plain = _without_placeholders(lowered)
+        found.clear()
         counts[rule.kind] = counts.get(rule.kind, 0) + len(spans)
     return text
 
