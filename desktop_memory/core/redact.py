@@ -78,7 +78,7 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 PLACEHOLDER = "[REDACTED:{kind}]"
@@ -311,14 +311,6 @@ def _trimmed(value: str) -> str:
         else:
             break
     return value
-
-
-def _candidates(text: str, start: int, end: int) -> Iterator[str]:
-    """The value, trimmed; when it stopped before a next ``&key=``/``;key=``/``,key=`` pair (query
-    strings, ADO.NET), then also the whole run, in case what follows was the secret's own."""
-    yield _trimmed(text[start:end])
-    if end < len(text) and text[end] in "&;,":
-        yield _trimmed(text[start : _RUN.match(text, start).end()])
 
 
 _IN_PATH = re.compile(r"[:/][\w.-]*\Z")
@@ -610,21 +602,26 @@ def _lower(text: str) -> str:
 _PLACEHOLDERS_LOWER = re.compile(r"\[redacted:[a-z_]{1,40}\]")
 
 
-def _without_placeholders(lowered: str) -> str:
-    """The lowered text where needles are looked for: "secret" in a placeholder is no needle."""
-    return _PLACEHOLDERS_LOWER.sub("", lowered) if "[redacted:" in lowered else lowered
+_NEEDLES = frozenset(n for rule in _RULES for n in rule.needles)
 
 
-def _occurs(needle: str, plain: str, found: dict[str, bool]) -> bool:
-    if needle not in found:
-        found[needle] = needle in plain
-    return found[needle]
+def _needles_in(lowered: str) -> frozenset[str]:
+    """The needles that occur in the text outside placeholders ("secret" in one is no needle)."""
+    plain = _PLACEHOLDERS_LOWER.sub("", lowered) if "[redacted:" in lowered else lowered
+    return frozenset(n for n in _NEEDLES if n in plain)
 
 
 def _accepted_end(rule: _Rule, text: str, start: int, end: int, m: re.Match[str]) -> int:
-    """Where the first accepted candidate for the value of an unquoted run ends, or -1."""
-    for value in _candidates(text, start, end):
-        if rule.check is None or rule.check(value, m):
+    """Where the accepted value of an unquoted run ends, or -1. The value is trimmed (``_trimmed``);
+    when it stopped before a next ``&key=``/``;key=``/``,key=`` pair (query strings, ADO.NET) and is
+    rejected, the whole run is tried, in case what follows was the secret's own."""
+    check = rule.check
+    value = _trimmed(text[start:end])
+    if check is None or check(value, m):
+        return start + len(value)
+    if end < len(text) and text[end] in "&;,":
+        value = _trimmed(text[start : _RUN.match(text, start).end()])
+        if check(value, m):
             return start + len(value)
     return -1
 
@@ -632,10 +629,9 @@ def _accepted_end(rule: _Rule, text: str, start: int, end: int, m: re.Match[str]
 def _redact_once(text: str, counts: dict[str, int]) -> str:
     """Apply every rule once, in order, each to the text the previous ones left."""
     lowered = _lower(text)
-    plain = _without_placeholders(lowered)
-    found: dict[str, bool] = {}  # needle -> occurs in plain; many rules share needles
+    present = _needles_in(lowered)
     for rule in _RULES:
-        if rule.needles and not any(_occurs(n, plain, found) for n in rule.needles):
+        if rule.needles and present.isdisjoint(rule.needles):
             continue
         spans: list[tuple[int, int]] = []
         for m in rule.pattern.finditer(lowered if rule.lower else text):
@@ -658,8 +654,7 @@ def _redact_once(text: str, counts: dict[str, int]) -> str:
         parts.append(text[pos:])
         text = "".join(parts)
         lowered = _lower(text)
-        plain = _without_placeholders(lowered)
-        found.clear()
+        present = _needles_in(lowered)
         counts[rule.kind] = counts.get(rule.kind, 0) + len(spans)
     return text
 
