@@ -1,12 +1,20 @@
-"""Reach the engine of a running host (the tray app) through the data folder's socket."""
+"""Reach the engine of a running host (the tray app) through the data folder's socket.
+
+Nothing here waits forever: the handshake has a deadline (HANDSHAKE_S) and every call a patience per
+kind (PATIENCE): past its soft limit a call keeps waiting only while the host still answers a ping on a
+second connection (busy, e.g. with another client's import), and never past its hard limit. A host that
+does not answer in time is a HostTimeout; the connection is then closed.
+"""
 
 from __future__ import annotations
 
 import logging
+import socket
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from multiprocessing import AuthenticationError
-from multiprocessing.connection import Client, Connection
+from multiprocessing.connection import Client, Connection, answer_challenge, deliver_challenge
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,34 +25,85 @@ from ..core.query import Filters
 from ..engine.settings import Settings
 from ..service import IMPORT_BATCH, AddResult, ImportReport
 from . import address, codec
+from .watchdog import Watchdog
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 IMPORT_CHUNK_BYTES = 8 * 1024 * 1024
+HANDSHAKE_S = 5.0  # connecting and the challenge both ways
+PROBE_S = 2.0  # "are you alive?": a second connection and a ping, answered by the host off its engine thread
+LOST = "lost the connection to the desktop-memory engine; try again"
+NOT_ANSWERING = "the desktop-memory engine did not answer in time; try again"
+# method -> (soft, hard) seconds: after `soft` without a reply the host must answer a ping to be waited for
+# longer; after `hard` the call fails whatever the ping says.
+DEFAULT_PATIENCE = (5.0, 120.0)
+PATIENCE: dict[str, tuple[float, float]] = {
+    "ping": (3.0, 3.0),
+    "search": (5.0, 60.0), "context": (5.0, 60.0),
+    "import_records": (30.0, 900.0),
+    **dict.fromkeys(("stats", "doctor", "export_records", "export_markdown", "purge", "retention",
+                     "erase_everything"), (30.0, 3600.0)),
+    **dict.fromkeys(("set_enrichment_model", "verify_enrichment_model"), (30.0, 600.0)),
+}
 
 
 class HostGone(StorageError):
     """The connection to the host broke (it quit or crashed)."""
 
 
+class HostTimeout(HostGone):
+    """The host did not answer in time (stopped, stuck, or far too slow); the connection is closed."""
+
+
 class RemoteService:
     """The methods of MemoryService that the CLI and MCP use, answered by the host's engine."""
 
-    def __init__(self, conn: Connection, folder: Path) -> None:
+    def __init__(self, conn: Connection, folder: Path, *, where: str | None = None,
+                 token: bytes | None = None) -> None:
         self._conn = conn
         self._lock = threading.Lock()
         self.folder = folder
+        self._where, self._token = where, token  # to ask "alive?" on a second connection
 
     def _call(self, method: str, **params: Any) -> Any:
         with self._lock:
+            if self._conn.closed:
+                raise HostGone(LOST)
             try:
                 self._conn.send_bytes(codec.dumps({"method": method, "params": params}))
-                reply = codec.loads(self._conn.recv_bytes())
+                reply = codec.loads(self._reply(method))
             except (EOFError, OSError) as exc:
-                raise HostGone("lost the connection to the desktop-memory engine; try again") from exc
+                raise HostGone(LOST) from exc
         if "error" in reply:
             raise codec.error_from(reply["error"])
         return reply["result"]
+
+    def _reply(self, method: str) -> bytes:
+        """The answer, waited for past the soft limit only while the host answers pings, never past the hard one."""
+        soft, hard = PATIENCE.get(method, DEFAULT_PATIENCE)
+        deadline = time.monotonic() + hard
+        while not self._conn.poll(max(0.0, min(soft, deadline - time.monotonic()))):
+            if method == "ping" or time.monotonic() >= deadline or not self._alive():
+                log.info("the engine did not answer a %s call in time", method)
+                self._conn.close()
+                raise HostTimeout(NOT_ANSWERING)
+            log.debug("the engine is busy; still waiting for a %s call", method)
+        return self._conn.recv_bytes()
+
+    def _alive(self) -> bool:
+        """Whether the host answers a ping on a new connection (a busy host does; a stopped or gone one not)."""
+        if self._where is None or self._token is None:
+            return True  # cannot ask: wait up to the hard limit
+        try:
+            probe = _dial(self._where, self._token, self.folder, PROBE_S)
+        except (HostGone, AuthenticationError, AssertionError, OSError, EOFError):
+            return False
+        with probe:
+            try:
+                probe.ping()
+            except HostGone:
+                return False
+        return True
 
     # -- lifecycle ----------------------------------------------------------------------------
     def close(self) -> None:
@@ -181,10 +240,39 @@ class RemoteService:
         return self._call("verify_enrichment_model")
 
 
-def connect(data_dir: Path) -> RemoteService | None:
+def _dial(where: str, token: bytes, folder: Path, handshake_s: float) -> RemoteService:
+    """Connect and pass the challenge both ways within `handshake_s` (else HostTimeout)."""
+    if address.family() == "AF_UNIX":
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(handshake_s)
+            try:
+                sock.connect(where)  # waits only when a stuck host's queue of connections is full
+            except TimeoutError as exc:
+                raise HostTimeout(NOT_ANSWERING) from exc
+            sock.setblocking(True)
+            conn = Connection(sock.detach())
+    else:
+        conn = Client(where, family=address.family())
+    try:
+        with Watchdog(conn, handshake_s) as dog:
+            try:
+                answer_challenge(conn, token)
+                deliver_challenge(conn, token)
+            except (EOFError, OSError) as exc:
+                if dog.fired:
+                    raise HostTimeout(NOT_ANSWERING) from exc
+                raise
+    except BaseException:
+        conn.close()
+        raise
+    return RemoteService(conn, folder, where=where, token=token)
+
+
+def connect(data_dir: Path, *, handshake_s: float = HANDSHAKE_S) -> RemoteService | None:
     """The running host's engine for this data folder, or None when no host runs.
 
-    A socket or token left behind by a crashed host counts as no host.
+    A socket or token left behind by a crashed host counts as no host; a host that does not finish the
+    handshake within `handshake_s` is a HostTimeout.
     """
     folder = Path(data_dir)
     where = address.socket_address(folder)
@@ -194,13 +282,12 @@ def connect(data_dir: Path) -> RemoteService | None:
     if token is None:
         return None
     try:
-        conn = Client(where, family=address.family(), authkey=token)
+        return _dial(where, token, folder, handshake_s)
     except AuthenticationError as exc:
         raise StorageError("the desktop-memory app refused this connection (its token changed); try again") from exc
-    except (OSError, EOFError):
+    except (OSError, EOFError, AssertionError):  # AssertionError: not our protocol at that address
         log.debug("no host answers at %s", where, exc_info=True)
         return None
-    return RemoteService(conn, folder)
 
 
 def via_host(data_dir: Path, remote: Callable[[RemoteService], T], local: Callable[[], T]) -> T:

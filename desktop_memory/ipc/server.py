@@ -1,7 +1,9 @@
 """Serve one MemoryService to local clients over the data folder's socket.
 
-Each request is authenticated (HMAC challenge with a per-start token), carries JSON, and runs
-through the host's `run(fn)` so the engine stays on the host's engine thread.
+Each connection is authenticated (HMAC challenge with a per-start token, finished within HANDSHAKE_S or
+dropped), each request carries JSON and runs through the host's `run(fn)` so the engine stays on the
+host's engine thread. `ping` is answered on the connection's own thread: it tells a busy host (its
+engine thread working on someone's long request) from a hung one.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ import contextlib
 import dataclasses
 import logging
 import os
-import socket
 import threading
 from collections.abc import Callable
 from multiprocessing import AuthenticationError
@@ -21,11 +22,12 @@ from typing import Any, TypeVar
 from ..core.errors import DesktopMemoryError, InvalidInput
 from ..service import MemoryService
 from . import address, codec
+from .watchdog import Watchdog, hang_up
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 Runner = Callable[[Callable[[], T]], T]
-HANDSHAKE_S = 5.0
+HANDSHAKE_S = 5.0  # a client that has not passed the challenge by then is dropped (its thread ends)
 
 
 def _import(s: MemoryService, p: dict[str, Any]) -> dict[str, Any]:
@@ -119,17 +121,9 @@ class IpcServer:
         with self._conns_lock:
             conns = list(self._conns)
         for conn in conns:  # wake each client thread; it closes its own connection
-            self._hang_up(conn)
+            hang_up(conn)
         if self._token is not None:
             address.discard_token(self.data_dir, self._token)
-
-    @staticmethod
-    def _hang_up(conn: Connection) -> None:
-        """Shut the connection's socket down (closing it under a reading thread is not safe)."""
-        with contextlib.suppress(OSError, ValueError):
-            if address.family() == "AF_UNIX":
-                with socket.socket(fileno=os.dup(conn.fileno())) as sock:
-                    sock.shutdown(socket.SHUT_RDWR)
 
     def __enter__(self) -> IpcServer:
         self.start()
@@ -174,16 +168,18 @@ class IpcServer:
             conn.close()
 
     def _authenticate(self, conn: Connection) -> bool:
-        """HMAC challenge both ways; a client without the token is dropped."""
+        """HMAC challenge both ways within HANDSHAKE_S; a client without the token, or silent, is dropped."""
         assert self._token is not None
-        try:
-            deliver_challenge(conn, self._token)
-            if not conn.poll(HANDSHAKE_S):
+        with Watchdog(conn, HANDSHAKE_S) as dog:
+            try:
+                deliver_challenge(conn, self._token)
+                answer_challenge(conn, self._token)
+            except (AuthenticationError, AssertionError, EOFError, OSError):
+                if dog.fired:
+                    log.info("engine socket: dropped a client that did not answer within %.0f s", HANDSHAKE_S)
+                else:
+                    log.info("engine socket: refused a client without the right token")
                 return False
-            answer_challenge(conn, self._token)
-        except (AuthenticationError, EOFError, OSError):
-            log.info("engine socket: refused a client without the right token")
-            return False
         return True
 
     def _answer(self, raw: bytes) -> dict[str, Any]:
@@ -200,6 +196,8 @@ class IpcServer:
             return {"error": codec.error_to(InvalidInput(f"bad request: {type(exc).__name__}"))}
         except InvalidInput as exc:
             return {"error": codec.error_to(exc)}
+        if method == "ping":  # answered here, not behind the engine thread's queue: "alive?", not "idle?"
+            return {"result": call(self.service, params)}
         try:
             return {"result": self._run(lambda: self._call(call, params))}
         except DesktopMemoryError as exc:

@@ -2,6 +2,7 @@
 
 The app holds the child's stdin pipe: closing it (or the app dying) ends the host. The child's first
 stdout line says whether it serves (`ready <pid>`) or why it could not open the folder (`error: ...`).
+One HostProcess can start its child again after it died or was killed (ipc/supervisor.py does that).
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ def _child_env() -> dict[str, str]:
 
 
 class HostProcess:
-    """One engine host child: `open()` starts it and connects; `stop()` ends it (bounded)."""
+    """One engine host child: `open()` starts it and connects; `kill()` ends a dead or hung one so that
+    `open()` can start it again; `stop()` ends it for good (bounded)."""
 
     def __init__(self, data_dir: Path, *, enrich: bool = True,
                  on_exit: Callable[[int], None] | None = None) -> None:
@@ -54,67 +56,108 @@ class HostProcess:
         self.enrich = enrich
         self.on_exit = on_exit  # called (on a helper thread) when the host ends without being asked to
         self.proc: subprocess.Popen[bytes] | None = None
-        self._stopping = threading.Event()
+        self._closed = threading.Event()  # stop() was called: nothing starts any more
+        self._asked: set[int] = set()  # pids we ended ourselves: their exit is no news
+        self._lock = threading.Lock()
 
     @property
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
 
     def open(self, timeout: float = START_TIMEOUT_S) -> RemoteService:
         """Start the host, wait (bounded) until it serves, and return a connection to it."""
         debug = logging.getLogger("desktop_memory").getEffectiveLevel() <= logging.DEBUG
         flags = {"start_new_session": True} if os.name == "posix" else {
             "creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
-        try:
-            self.proc = subprocess.Popen(command(self.data_dir, enrich=self.enrich, debug=debug), env=_child_env(),
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, **flags)
-        except OSError as exc:
-            raise HostFailed(f"cannot start the engine: {exc.strerror or exc}") from exc
-        line = self._first_line(timeout)
+        with self._lock:
+            if self._closed.is_set():
+                raise HostFailed("the app is quitting")
+            try:
+                self.proc = subprocess.Popen(command(self.data_dir, enrich=self.enrich, debug=debug),
+                                             env=_child_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             **flags)
+            except OSError as exc:
+                raise HostFailed(f"cannot start the engine: {exc.strerror or exc}") from exc
+        proc = self.proc
+        line = self._first_line(proc, timeout)
         if line is None:
-            self.stop(timeout=2)
+            self._end(proc, timeout=2)
             raise HostFailed(f"the engine did not start within {timeout:.0f} s")
         if not line.startswith(READY):
-            self.stop()
+            code = self._end(proc, timeout=STOP_TIMEOUT_S)
+            log.info("the engine host ended while starting (exit code %s)", code)
             message = line[len(ERROR):].strip() if line.startswith(ERROR) else ""
-            raise HostFailed(message or f"the engine stopped while starting (exit code {self.proc.returncode})")
-        threading.Thread(target=self._watch, name="engine-host-watch", daemon=True).start()
-        service = connect(self.data_dir)
+            raise HostFailed(message or "the engine stopped while starting; `desktop-memory doctor` checks the "
+                             "data folder")
+        threading.Thread(target=self._watch, args=(proc,), name="engine-host-watch", daemon=True).start()
+        try:
+            service = connect(self.data_dir)
+        except StorageError as exc:  # it started but does not finish the handshake in time
+            self._end(proc, timeout=2)
+            raise HostFailed("the engine started but does not answer on its socket") from exc
         if service is None:
-            self.stop()
+            self._end(proc, timeout=STOP_TIMEOUT_S)
             raise HostFailed("the engine started but does not answer on its socket")
-        log.info("engine host running (pid %d)", self.proc.pid)
+        log.info("engine host running (pid %d)", proc.pid)
         return service
 
-    def _first_line(self, timeout: float) -> str | None:
+    @staticmethod
+    def _first_line(proc: subprocess.Popen[bytes], timeout: float) -> str | None:
         """The child's protocol line ("" when it ended first, None when it timed out)."""
-        assert self.proc is not None and self.proc.stdout is not None
+        assert proc.stdout is not None
+        out = proc.stdout
         box: list[str] = []
-        reader = threading.Thread(target=lambda: box.append(self.proc.stdout.readline().decode(  # type: ignore
-            "utf-8", "replace").strip()), daemon=True)
+        reader = threading.Thread(target=lambda: box.append(out.readline().decode("utf-8", "replace").strip()),
+                                  daemon=True)
         reader.start()
         reader.join(timeout)
         if not box:
             log.info("the engine host did not start within %.0f s", timeout)
             return None
         with contextlib.suppress(OSError):
-            self.proc.stdout.close()
+            out.close()
         return box[0]
 
-    def _watch(self) -> None:
-        assert self.proc is not None
-        code = self.proc.wait()
-        if not self._stopping.is_set():
-            log.info("engine host ended unexpectedly (exit code %d)", code)
-            if self.on_exit:
-                self.on_exit(code)
+    def _watch(self, proc: subprocess.Popen[bytes]) -> None:
+        code = proc.wait()
+        if self._closed.is_set() or proc.pid in self._asked or proc is not self.proc:
+            return
+        log.info("engine host ended unexpectedly (exit code %d)", code)
+        if self.on_exit:
+            self.on_exit(code)
+
+    def kill(self, timeout: float = 10.0) -> None:
+        """End the current child at once (SIGKILL: it is dead or hung), so that `open()` can start another."""
+        proc = self.proc
+        if proc is None:
+            return
+        self._asked.add(proc.pid)
+        if proc.poll() is None:
+            log.info("killing the engine host (pid %d)", proc.pid)
+            with contextlib.suppress(OSError):
+                proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout)
+        for pipe in (proc.stdin, proc.stdout):
+            with contextlib.suppress(OSError):
+                if pipe:
+                    pipe.close()
 
     def stop(self, timeout: float = STOP_TIMEOUT_S) -> int | None:
-        """Close the host's stdin and wait; terminate, then kill, if it does not end in time."""
-        self._stopping.set()
+        """End the host for good: close its stdin and wait; terminate, then kill, if it does not end in time."""
+        with self._lock:
+            self._closed.set()
         proc = self.proc
         if proc is None:
             return None
+        return self._end(proc, timeout)
+
+    def _end(self, proc: subprocess.Popen[bytes], timeout: float) -> int | None:
+        self._asked.add(proc.pid)
         with contextlib.suppress(OSError):
             if proc.stdin:
                 proc.stdin.close()

@@ -22,9 +22,10 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 from ..core.capture import CaptureEvent, RecentCaptures, Snapshot
 from ..engine.settings import Settings
 from ..ipc.spawn import HostProcess
+from ..ipc.supervisor import Supervisor
 from ..service import MemoryService
 from . import capture_now, single_instance
-from .bridge import EngineBridge
+from .bridge import ENGINE, EngineBridge
 from .clipboard_watcher import ClipboardWatcher
 from .hotkeys import GlobalHotkeys
 from .search_window import SearchWindow
@@ -49,7 +50,7 @@ class DesktopApp(QObject):
 
     engine_ready = Signal()  # the engine is open and its settings are applied
     failed = Signal(str)
-    host_ended = Signal(int)  # the engine host process ended by itself (its exit code): emitted off the GUI thread
+    engine_state_changed = Signal(str)  # starting, ready, restarting, stopped
 
     def __init__(self, data_dir: Path, *, opener: Callable[[Path], MemoryService] | None = None) -> None:
         """Without `opener` the engine runs in a host process; with one, in this process (tests)."""
@@ -60,9 +61,11 @@ class DesktopApp(QObject):
         self.enrich_pending = 0
         self.recent = RecentCaptures(RECENT)
         settings = Settings.load(data_dir)
-        self.host = None if opener else HostProcess(data_dir, on_exit=self.host_ended.emit)
-        if self.host is not None:
-            self.bridge = EngineBridge(self.host.open)
+        self.engine_state = "starting"
+        self.host = None if opener else HostProcess(data_dir, on_exit=lambda code: self.bridge.host_exited(code))
+        if self.host is not None:  # supervised: restarted when it dies or hangs (ipc/supervisor.py)
+            supervisor = Supervisor(self.host)
+            self.bridge = EngineBridge(supervisor.open, supervisor=supervisor)
         else:
             assert opener is not None
             self.bridge = EngineBridge(lambda: opener(data_dir))
@@ -77,7 +80,7 @@ class DesktopApp(QObject):
         self._queue_poll = QTimer(self, interval=QUEUE_POLL_MS, timeout=self._poll_queue)
         self._tray_watch = QTimer(self, interval=1000, timeout=self._check_tray)
 
-        self.host_ended.connect(self._host_ended)
+        self.bridge.engine_state.connect(self._engine_state)
         self.bridge.opened.connect(self._opened)
         self.bridge.open_failed.connect(self._open_failed)
         self.bridge.job_failed.connect(self.notify)
@@ -96,6 +99,7 @@ class DesktopApp(QObject):
         t.recent_chosen.connect(lambda mid: self.search.show_and_focus(select_id=mid))
         t.settings_requested.connect(self.open_settings)
         t.folder_requested.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.data_dir))))
+        t.retry_requested.connect(self.bridge.retry)
         t.quit_requested.connect(self.quit)
 
     # -- start and stop -----------------------------------------------------------------------
@@ -103,6 +107,7 @@ class DesktopApp(QObject):
         if not self.instance.listen():
             print(f"{PROG}: cannot listen on the local socket: {self.instance.error()}", file=sys.stderr)
             return False
+        self._set_engine_state("starting")
         self.bridge.start()
         available = self.tray.show()
         log.info("tray icon shown (system tray available: %s)", available)
@@ -119,6 +124,7 @@ class DesktopApp(QObject):
 
     def _opened(self) -> None:
         log.info("engine ready: %s", self.data_dir)
+        self._set_engine_state("ready")
         self.bridge.submit(lambda s: s.settings, self._first_settings)
         self.bridge.submit(lambda s: s.search("warm up", limit=1, record_access=False),  # load the model now
                            lambda _: log.info("embedding model loaded"))
@@ -135,11 +141,21 @@ class DesktopApp(QObject):
             self.bridge.submit(lambda s: s.start_enrichment())
         self._queue_poll.start()
 
-    def _host_ended(self, code: int) -> None:
-        """The engine process crashed or was killed: say so (jobs now fail with a readable message)."""
-        log.info("the engine process ended unexpectedly (exit code %d)", code)
-        self._queue_poll.stop()
-        self.notify(f"The engine stopped unexpectedly (exit code {code}). Quit desktop-memory and start it again.")
+    def _engine_state(self, state: str, message: str) -> None:
+        """The supervised engine restarted, is restarting or stopped: the tray shows it, one notice says it."""
+        self._set_engine_state(state)
+        if message:
+            log.info("notice shown")
+            self.tray.notify(message)
+        if state == "ready":  # a restarted host loads the embedding model on its first search: now
+            self.bridge.submit(lambda s: s.search("warm up", limit=1, record_access=False), lambda _: None,
+                               lambda _m: None)
+
+    def _set_engine_state(self, state: str) -> None:
+        self.engine_state = state
+        log.info("engine state: %s", state)
+        self._update_tray()
+        self.engine_state_changed.emit(state)
 
     def _poll_queue(self) -> None:
         def pending(s: MemoryService) -> int:
@@ -207,6 +223,10 @@ class DesktopApp(QObject):
 
     # -- tray actions -------------------------------------------------------------------------
     def notify(self, message: str) -> None:
+        """A balloon; an engine incident's per-job messages are not (the incident has its one notice)."""
+        if message.startswith(ENGINE):
+            log.info("notice folded into the engine's own")
+            return
         log.info("notice shown")
         self.tray.notify(message)
 
@@ -214,7 +234,7 @@ class DesktopApp(QObject):
         """Capture clipboard now (an explicit request: not stopped by pause or capture being off)."""
         app, window = self.watcher.windows.current()
         snap = capture_now.snapshot(QGuiApplication.clipboard().mimeData(QClipboard.Mode.Clipboard), app, window)
-        self.bridge.submit(lambda s: capture_now.capture(s, snap), self._captured)
+        self.bridge.submit(lambda s: capture_now.capture(s, snap), self._captured, hold=True)
 
     def capture_selection(self) -> None:
         """Capture the selected text: X11's PRIMARY selection (elsewhere the clipboard, for now)."""
@@ -222,12 +242,13 @@ class DesktopApp(QObject):
         mode = QClipboard.Mode.Selection if clipboard.supportsSelection() else QClipboard.Mode.Clipboard
         app, window = self.watcher.windows.current()
         snap = capture_now.snapshot(clipboard.mimeData(mode), app, window)
-        self.bridge.submit(lambda s: capture_now.capture(s, snap, source="hotkey"), self._captured)
+        self.bridge.submit(lambda s: capture_now.capture(s, snap, source="hotkey"), self._captured, hold=True)
 
     def capture_copy(self, snap: Snapshot) -> None:
         """A copy the watcher saw settle: stored unless paused, off, marked secret or ruled out."""
         paused = self.capture_paused
-        self.bridge.submit(lambda s: capture_now.capture(s, snap, automatic=True, paused=paused), self._captured)
+        self.bridge.submit(lambda s: capture_now.capture(s, snap, automatic=True, paused=paused), self._captured,
+                           hold=True)
 
     def _captured(self, outcome: tuple[str, CaptureEvent]) -> None:
         message, event = outcome
@@ -257,7 +278,7 @@ class DesktopApp(QObject):
 
     def _update_tray(self) -> None:
         working = self.bridge.busy or self.enrich_pending > 0
-        self.tray.set_state(paused=self.capture_paused, working=working)
+        self.tray.set_state(paused=self.capture_paused, working=working, engine=self.engine_state)
 
     def open_settings(self) -> None:
         self.bridge.submit(lambda s: s.settings, self.settings_window.show_settings)

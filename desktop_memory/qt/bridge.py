@@ -6,14 +6,23 @@ settings...) is a job run on that one thread, so the socket (or the APSW connect
 models) is only ever used from it. The GUI thread submits and never waits; a callback runs on the GUI
 thread when the job is done. The job wrapper is an error barrier: a domain error becomes its message,
 anything else a one-line "unexpected error".
+
+With a Supervisor (the app's host process), a host that dies or stops answering is restarted on this
+thread while new jobs wait in the queue, in order; the job that was running is run again when it is
+safe to (`retry`, the default except for long jobs: reads, captures, pins...; an import chunk has
+consumed its input and is not), else it fails with a message. When restarts
+fail the engine is "stopped": captures (`hold`) keep waiting (up to HOLD_MAX) for the person's Retry,
+other jobs fail at once. Every message about such an incident starts with ENGINE, so that the app can
+show one notice for the incident instead of one per job.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
-import queue
 import threading
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -21,15 +30,28 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
-from ..core.errors import DesktopMemoryError
-from ..ipc.client import RemoteService
+from ..core.errors import DesktopMemoryError, StorageError
+from ..ipc.client import HostGone, HostTimeout, RemoteService
 from ..ipc.host import lower_priority
+from ..ipc.spawn import HostFailed
+from ..ipc.supervisor import Supervisor
 from ..service import MemoryService
 
 log = logging.getLogger(__name__)
 
 Done = Callable[[Any], None]
 Failed = Callable[[str], None]
+MAX_WAITING = 2000  # jobs waiting at most (a stuck engine never grows the queue without bound)
+HOLD_MAX = 500  # captures kept while the engine is stopped, for the Retry
+ENGINE = "The memory engine"
+RESTARTED = f"{ENGINE} restarted; nothing was lost."
+RESTARTED_INTERRUPTED = f"{ENGINE} restarted; what it was doing when it stopped did not finish (try that again)."
+COULD_NOT_START = ENGINE + " could not start: {reason}. Click here or use Retry in the tray menu."
+IS_STOPPED = ENGINE + " is stopped ({reason}). Use Retry in the tray menu."
+HUNG = f"{ENGINE} did not answer in time, so it was restarted. Try again."
+INTERRUPTED = f"{ENGINE} stopped while doing this and was restarted. Try again."
+BUSY = f"{ENGINE} has too much waiting; try again in a moment."
+_RESTART, _RETRY = object(), object()  # control items on the queue (the host died; the person asks to retry)
 
 
 def error_message(exc: BaseException) -> str:
@@ -50,6 +72,31 @@ class Job:
     lane: str = ""  # jobs sharing a lane are coalesced: only the newest one still waiting runs
     long: bool = False  # counts towards the "working" state
     future: Future[Any] | None = field(default=None, repr=False)
+    retry: bool = True  # safe to run again when the host died under it (reads, idempotent writes, adds)
+    hold: bool = False  # waits for the person's Retry while the engine is stopped (captures)
+    tries: int = 0
+
+
+class _Queue:
+    """Items in order; control items may go first. Unbounded itself: `submit` bounds what it puts in."""
+
+    def __init__(self) -> None:
+        self._items: deque[Any] = deque()
+        self._cond = threading.Condition()
+
+    def put(self, item: Any, *, front: bool = False) -> None:
+        with self._cond:
+            (self._items.appendleft if front else self._items.append)(item)
+            self._cond.notify()
+
+    def get(self) -> Any:
+        with self._cond:
+            while not self._items:
+                self._cond.wait()
+            return self._items.popleft()
+
+    def __len__(self) -> int:
+        return len(self._items)
 
 
 class EngineBridge(QObject):
@@ -59,12 +106,16 @@ class EngineBridge(QObject):
     open_failed = Signal(str)  # the data folder could not be opened (message for the person)
     job_failed = Signal(str)  # a job without its own error handler failed
     busy_changed = Signal(bool)  # long jobs are running (or waiting)
+    engine_state = Signal(str, str)  # restarting / ready / stopped after an incident, and a notice ("" for none)
     _finished = Signal(object, object, object)  # job, ok, value: emitted on the engine thread
 
-    def __init__(self, opener: Callable[[], MemoryService | RemoteService], parent: QObject | None = None) -> None:
+    def __init__(self, opener: Callable[[], MemoryService | RemoteService], parent: QObject | None = None, *,
+                 supervisor: Supervisor | None = None) -> None:
         super().__init__(parent)
         self._opener = opener
-        self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
+        self._supervisor = supervisor
+        self._interrupted = 0  # jobs of the current incident that did not run to the end
+        self._jobs = _Queue()
         self._ids = itertools.count(1)
         self._newest: dict[str, int] = {}
         self._long = 0
@@ -78,9 +129,15 @@ class EngineBridge(QObject):
         self._thread.start()
 
     def submit(self, fn: Callable[[MemoryService], Any], done: Done | None = None, failed: Failed | None = None,
-               *, lane: str = "", long: bool = False) -> int:
-        """Queue `fn(service)` on the engine thread; `done(result)` or `failed(message)` run on the GUI thread."""
-        job = Job(next(self._ids), fn, done, failed, lane, long)
+               *, lane: str = "", long: bool = False, retry: bool | None = None, hold: bool = False) -> int:
+        """Queue `fn(service)` on the engine thread; `done(result)` or `failed(message)` run on the GUI thread.
+
+        `retry`: run again if the host dies under it; by default yes, except for long jobs (an import chunk
+        has consumed its input: run again it would skip that chunk). `hold=True`: kept while the engine
+        is stopped, until it runs again (captures).
+        """
+        job = Job(next(self._ids), fn, done, failed, lane, long, retry=not long if retry is None else retry,
+                  hold=hold)
         with self._lock:
             if lane:
                 self._newest[lane] = job.id
@@ -88,8 +145,20 @@ class EngineBridge(QObject):
                 self._long += 1
                 if self._long == 1:
                     self.busy_changed.emit(True)
-        self._jobs.put(job)
+        if len(self._jobs) >= MAX_WAITING:
+            log.info("engine queue full: a job was refused")
+            self._finished.emit(job, False, BUSY)
+        else:
+            self._jobs.put(job)
         return job.id
+
+    def host_exited(self, _code: int = 0) -> None:
+        """The host process ended by itself (any thread): restart it before the next job."""
+        self._jobs.put(_RESTART, front=True)
+
+    def retry(self) -> None:
+        """The person asks to start the stopped engine again."""
+        self._jobs.put(_RETRY)
 
     def call(self, fn: Callable[[MemoryService], Any], timeout: float | None = None) -> Any:
         """Run `fn(service)` on the engine thread and wait for it: for other threads, never the GUI thread."""
@@ -102,7 +171,9 @@ class EngineBridge(QObject):
         return future.result(timeout)
 
     def stop(self, timeout: float = 30.0) -> None:
-        """Finish the queued jobs, close the service and end the thread."""
+        """Finish the queued jobs, close the service and end the thread (no restarts from now on)."""
+        if self._supervisor is not None:
+            self._supervisor.close()
         if self._thread.is_alive():
             self._jobs.put(None)
             self._thread.join(timeout)
@@ -152,17 +223,26 @@ class EngineBridge(QObject):
             return
         self.opened.emit()
         try:
-            while (job := self._jobs.get()) is not None:
-                self._run(job)
+            while (item := self._jobs.get()) is not None:
+                if item is _RESTART:
+                    if self._supervisor is not None and not self._supervisor.alive:
+                        self._recover()
+                elif item is not _RETRY:  # a Retry only means something while stopped
+                    self._run(item)
         finally:
-            self.service.close()
+            if self.service is not None:
+                self.service.close()
 
     def _drain_unopened(self, message: str) -> None:
         while (job := self._jobs.get()) is not None:
-            if job.future is not None:
-                job.future.set_exception(RuntimeError(message))
-            else:
-                self._finished.emit(job, False, message)
+            if isinstance(job, Job):
+                self._fail(job, message)
+
+    def _fail(self, job: Job, message: str) -> None:
+        if job.future is not None:
+            job.future.set_exception(StorageError(message))
+        else:
+            self._finished.emit(job, False, message)
 
     def _run(self, job: Job) -> None:
         if job.lane and self._newest.get(job.lane) != job.id:
@@ -170,15 +250,89 @@ class EngineBridge(QObject):
             return
         try:
             value = job.fn(self._service())
-        except Exception as exc:  # noqa: BLE001 - the worker barrier
-            log.info("engine job failed: %s", type(exc).__name__)  # the kind only: a message may quote content
-            log.debug("engine job failed", exc_info=True)
-            if job.future is not None:
-                job.future.set_exception(exc)
+        except HostGone as exc:
+            if self._supervisor is None:
+                self._failed(job, exc)
             else:
-                self._finished.emit(job, False, error_message(exc))
+                self._host_lost(job, exc)
+            return
+        except Exception as exc:  # noqa: BLE001 - the worker barrier
+            self._failed(job, exc)
             return
         if job.future is not None:
             job.future.set_result(value)
         else:
             self._finished.emit(job, True, value)
+
+    def _failed(self, job: Job, exc: Exception) -> None:
+        log.info("engine job failed: %s", type(exc).__name__)  # the kind only: a message may quote content
+        log.debug("engine job failed", exc_info=True)
+        if job.future is not None:
+            job.future.set_exception(exc)
+        else:
+            self._finished.emit(job, False, error_message(exc))
+
+    # -- supervised: the host died or hung ----------------------------------------------------
+    def _host_lost(self, job: Job, exc: HostGone) -> None:
+        """Run the job again after the restart when that is safe; else it fails with a message."""
+        hung = isinstance(exc, HostTimeout)
+        log.info("the engine host %s during a job", "did not answer" if hung else "went away")
+        if job.retry and not hung and job.tries == 0:
+            job.tries += 1
+            self._jobs.put(job, front=True)
+        else:
+            self._interrupted += 1
+            self._fail(job, HUNG if hung else INTERRUPTED)
+        self._recover()
+
+    def _recover(self) -> None:
+        """Restart the host (jobs wait meanwhile); if it cannot start, wait in the stopped state."""
+        assert self._supervisor is not None
+        if self.service is not None:
+            with contextlib.suppress(Exception):
+                self.service.close()
+            self.service = None
+        self.engine_state.emit("restarting", "")
+        try:
+            self.service = self._supervisor.restart()
+        except HostFailed as exc:
+            self._stopped(str(exc))
+            return
+        self._restarted()
+
+    def _restarted(self) -> None:
+        self.engine_state.emit("ready", RESTARTED if self._interrupted == 0 else RESTARTED_INTERRUPTED)
+        self._interrupted = 0
+
+    def _stopped(self, reason: str) -> None:
+        """No engine: captures wait for a successful Retry, other jobs fail at once; ends on Retry or stop."""
+        assert self._supervisor is not None
+        reason = reason.rstrip(".")
+        self.engine_state.emit("stopped", COULD_NOT_START.format(reason=reason))
+        held: list[Job] = []
+        while True:
+            item = self._jobs.get()
+            if item is None:
+                if held:
+                    log.info("%d captures waiting for the engine were not stored (the app quit)", len(held))
+                self._jobs.put(None, front=True)  # the main loop ends too
+                return
+            if item is _RETRY:
+                self.engine_state.emit("restarting", "")
+                try:
+                    self.service = self._supervisor.restart(fresh=True)
+                except HostFailed as exc:
+                    reason = str(exc).rstrip(".")
+                    self.engine_state.emit("stopped", COULD_NOT_START.format(reason=reason))
+                    continue
+                for job in reversed(held):  # first, in the order they came
+                    self._jobs.put(job, front=True)
+                self._restarted()
+                return
+            if not isinstance(item, Job):
+                continue
+            if item.hold and len(held) < HOLD_MAX:
+                held.append(item)
+            else:
+                self._interrupted += item.hold  # a capture that could not be kept
+                self._fail(item, IS_STOPPED.format(reason=reason))

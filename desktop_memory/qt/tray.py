@@ -1,4 +1,5 @@
-"""The tray icon: its states (ready, capture paused, working) and its menu."""
+"""The tray icon: its states (the engine starting, ready, restarting or stopped; capture paused; working)
+and its menu."""
 
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 from ..core.capture import CaptureEvent
 from . import display
 
-STATES = ("ready", "paused", "working")
+STATES = ("ready", "paused", "working", "starting", "restarting", "stopped")
 TIPS = {"ready": "desktop-memory: ready", "paused": "desktop-memory: capture paused",
-        "working": "desktop-memory: working on its queue"}
+        "working": "desktop-memory: working on its queue",
+        "starting": "desktop-memory: starting the memory engine",
+        "restarting": "desktop-memory: restarting the memory engine (copies wait and are saved after)",
+        "stopped": "desktop-memory: the memory engine is stopped (Retry is in this menu)"}
 
 
 def icon(state: str) -> QIcon:
@@ -24,7 +28,8 @@ def icon(state: str) -> QIcon:
 
 
 class Tray(QObject):
-    """Menu: Search…, Capture clipboard now, Pause capture, Recent captures, Settings…, Open data folder, Quit."""
+    """Menu: Search…, Capture clipboard now, Pause capture, Recent captures, Settings…, Open data folder, Quit;
+    "Retry starting the memory engine" at the top while it is stopped."""
 
     search_requested = Signal()
     capture_requested = Signal()
@@ -34,6 +39,7 @@ class Tray(QObject):
     recent_wanted = Signal()  # the menu is about to show: refresh the recent list
     settings_requested = Signal()
     folder_requested = Signal()
+    retry_requested = Signal()  # start the stopped engine again
     quit_requested = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -41,6 +47,10 @@ class Tray(QObject):
         self.state = "ready"
         self.icons = {s: icon(s) for s in STATES}
         self.menu = QMenu()
+        self.retry_action = QAction("&Retry starting the memory engine", self)
+        self.retry_action.triggered.connect(self.retry_requested.emit)
+        self.retry_action.setVisible(False)
+        self.menu.addAction(self.retry_action)
         self.menu.addAction("&Search…", self.search_requested.emit)
         self.menu.addAction("&Capture clipboard now", self.capture_requested.emit)
         self.pause_menu = self.menu.addMenu("&Pause capture")
@@ -62,6 +72,7 @@ class Tray(QObject):
         self.icon.setToolTip(TIPS["ready"])
         self.icon.setContextMenu(self.menu)
         self.icon.activated.connect(self._activated)
+        self.icon.messageClicked.connect(self._message_clicked)
 
     def show(self) -> bool:
         """Show the icon; False when this desktop has no system tray."""
@@ -71,12 +82,17 @@ class Tray(QObject):
     def hide(self) -> None:
         self.icon.hide()
 
-    def set_state(self, *, paused: bool, working: bool) -> None:
-        self.state = "working" if working else "paused" if paused else "ready"
+    def set_state(self, *, paused: bool, working: bool, engine: str = "ready") -> None:
+        """The engine's state wins (starting, restarting, stopped); with it ready: working, paused or ready."""
+        if engine != "ready":
+            self.state = engine
+        else:
+            self.state = "working" if working else "paused" if paused else "ready"
         self.icon.setIcon(self.icons[self.state])
         self.icon.setToolTip(TIPS[self.state])
         self.pause_menu.menuAction().setVisible(not paused)
         self.resume_action.setVisible(paused)
+        self.retry_action.setVisible(engine == "stopped")
 
     def set_recent(self, events: list[CaptureEvent]) -> None:
         """What the last copies became: saved ones open in the search window; skipped ones say why only."""
@@ -96,6 +112,11 @@ class Tray(QObject):
         """A small balloon; callers pass status text only, never memory content."""
         if self.icon.isVisible() and QSystemTrayIcon.supportsMessages():
             self.icon.showMessage("desktop-memory", message, self.icons[self.state], 3000)
+
+    def _message_clicked(self) -> None:
+        """The "could not start" notice says: click here to retry."""
+        if self.state == "stopped":
+            self.retry_requested.emit()
 
     def _activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         if reason in (QSystemTrayIcon.ActivationReason.Trigger, QSystemTrayIcon.ActivationReason.DoubleClick):

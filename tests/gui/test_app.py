@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QByteArray, QMimeData
 from PySide6.QtGui import QGuiApplication
 
+from desktop_memory.ipc import spawn
 from desktop_memory.qt import single_instance
 from desktop_memory.qt.app import DesktopApp
 from desktop_memory.service import MemoryService
@@ -35,7 +38,7 @@ def desktop(qtbot, tmp_path: Path, monkeypatch, request):
 
 
 def test_tray_menu_and_states(qtbot, desktop) -> None:
-    labels = [a.text().replace("&", "") for a in desktop.tray.menu.actions() if a.text()]
+    labels = [a.text().replace("&", "") for a in desktop.tray.menu.actions() if a.text() and a.isVisible()]
     assert labels[:2] == ["Search…", "Capture clipboard now"]
     for wanted in ("Pause capture", "Recent captures", "Settings…", "Open data folder", "Quit"):
         assert wanted in labels
@@ -173,35 +176,173 @@ def test_the_watcher_stores_copies_once_per_burst_and_skips_marked_and_own_copie
     assert "horse" not in " ".join(labels + notices) and "budget review" not in " ".join(labels + notices)
 
 
-def test_the_engine_runs_in_its_own_process_and_a_crash_is_a_notice(qtbot, tmp_path, monkeypatch) -> None:
+@pytest.fixture
+def hosted(qtbot, tmp_path: Path, monkeypatch):
+    """The app with its real engine host process (no opener), capture off; notices and engine states recorded."""
     monkeypatch.setattr("desktop_memory.qt.app.QApplication.exit", lambda *a: None)  # the test owns the loop
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "settings.json").write_text('{"capture_enabled": false}', encoding="utf-8")
-    app = DesktopApp(tmp_path / "data")  # no opener: the real app's engine host process
+    app = DesktopApp(tmp_path / "data")
     qtbot.addWidget(app.search)
     qtbot.addWidget(app.settings_window)
-    notices: list[str] = []
-    app.tray.notify = notices.append
+    app.notices = []
+    app.tray.notify = app.notices.append
+    app.states = []  # the engine's states, and what the tray showed at each
+    app.engine_state_changed.connect(lambda state: app.states.append((state, app.tray.state)))
     with qtbot.waitSignal(app.engine_ready, timeout=120_000):
         assert app.start()
+    yield app
+    app.quit()
+
+
+class _Ready:
+    """The tray after the engine is ready: "ready", or "working" while enrichment has a queue."""
+
+    def __eq__(self, other: object) -> bool:
+        return other in ("ready", "working")
+
+    def __repr__(self) -> str:
+        return "'ready' or 'working'"
+
+
+READY = _Ready()
+
+
+def copy_and_capture(app: DesktopApp, text: str) -> None:
+    QGuiApplication.clipboard().setText(text)
+    app.capture_clipboard()
+
+
+def stored(qtbot, engine, app: DesktopApp) -> list[str]:
+    return engine(app.bridge, lambda s: [m["content"] for m in s.export_records()])
+
+
+def search_for(qtbot, app: DesktopApp, query: str) -> str:
+    """Search in the search window; the content of the top result."""
+    app.search.query.setText(query)
+    with qtbot.waitSignal(app.search.search_finished, timeout=60_000) as blocker:
+        app.search.run_search()
+    assert blocker.args[0] == query and blocker.args[1] >= 1
+    return app.search.model.memories[0].content
+
+
+def gone(pid: int, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+            if Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z":
+                return True
+        except (ProcessLookupError, FileNotFoundError):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_the_engine_runs_in_its_own_process_and_comes_back_after_a_kill(qtbot, hosted, engine, tmp_path) -> None:
+    app = hosted
+    host_pid = app.host.pid
+    assert host_pid is not None and host_pid != os.getpid()
+    assert app.states[:2] == [("starting", "starting"), ("ready", "ready")] and app.tray.state == "ready"
+    copy_and_capture(app, "The offsite is in Lisbon on May 12th")
+    qtbot.waitUntil(lambda: app.notices == ["Saved"], timeout=30_000)
+    app.open_settings()
+    qtbot.waitUntil(lambda: app.settings_window.isVisible(), timeout=10_000)
+    app.settings_window.budget.setValue(700)
+    with qtbot.waitSignal(app.settings_window.saved, timeout=10_000):
+        app.settings_window.save()
+    assert app.search.budget == 700 and '"context_budget": 700' in (tmp_path / "data" / "settings.json").read_text()
+    assert app.notices == ["Saved", "Settings saved"]
+
+    os.kill(host_pid, signal.SIGKILL)
+    killed = time.monotonic()
+    for n, place in enumerate(("Porto", "Braga", "Faro"), 1):  # copies while the engine is down or restarting
+        copy_and_capture(app, f"Copied while the engine was down ({n}): the train to {place} leaves at 9")
+    qtbot.waitUntil(lambda: len(app.states) == 4, timeout=30_000)
+    assert time.monotonic() - killed < 5.0
+    assert app.states[2:] == [("restarting", "restarting"), ("ready", READY)]
+    assert app.host.pid not in (None, host_pid)
+    qtbot.waitUntil(lambda: len(app.notices) == 6, timeout=30_000)
+    assert sorted(app.notices[2:]) == ["Saved", "Saved", "Saved", "The memory engine restarted; nothing was lost."]
+    assert stored(qtbot, engine, app) == [
+        "The offsite is in Lisbon on May 12th",
+        "Copied while the engine was down (1): the train to Porto leaves at 9",
+        "Copied while the engine was down (2): the train to Braga leaves at 9",
+        "Copied while the engine was down (3): the train to Faro leaves at 9"]  # in the order they were copied
+    assert search_for(qtbot, app, "Lisbon offsite") == "The offsite is in Lisbon on May 12th"
+    assert app.tray.state in ("ready", "working")  # working: enrichment of the new memories
+    assert len(app.notices) == 6  # one notice for the incident, none for each job
+
+
+def test_a_hung_engine_is_killed_and_restarted(qtbot, hosted, engine) -> None:
+    app = hosted
+    app._queue_poll.stop()  # the search below is the call that finds the hang
+    copy_and_capture(app, "The offsite is in Lisbon on May 12th")
+    qtbot.waitUntil(lambda: app.notices == ["Saved"], timeout=30_000)
+    host_pid = app.host.pid
+    os.kill(host_pid, signal.SIGSTOP)
     try:
-        host_pid = app.host.pid
-        assert host_pid is not None and host_pid != os.getpid()
-        QGuiApplication.clipboard().setText("The offsite is in Lisbon on May 12th")
-        app.capture_clipboard()
-        qtbot.waitUntil(lambda: notices == ["Saved"], timeout=30_000)
-        app.open_settings()
-        qtbot.waitUntil(lambda: app.settings_window.isVisible(), timeout=10_000)
-        app.settings_window.budget.setValue(700)
-        with qtbot.waitSignal(app.settings_window.saved, timeout=10_000):
-            app.settings_window.save()
-        assert app.search.budget == 700 and '"context_budget": 700' in (tmp_path / "data" / "settings.json").read_text()
-        assert notices == ["Saved", "Settings saved"]
-        os.kill(host_pid, signal.SIGKILL)
-        qtbot.waitUntil(lambda: len(notices) == 3, timeout=30_000)
-        assert notices[2].startswith("The engine stopped unexpectedly (exit code -9)")
-        app.capture_clipboard()  # the engine is gone: a readable message, no hang
-        qtbot.waitUntil(lambda: len(notices) == 4, timeout=30_000)
-        assert notices[3] == "lost the connection to the desktop-memory engine; try again"
+        started = time.monotonic()
+        app.search.query.setText("Lisbon")
+        app.search.run_search()
+        qtbot.waitUntil(lambda: [s for s, _t in app.states[-2:]] == ["restarting", "ready"], timeout=60_000)
+        assert time.monotonic() - started < 30
+        assert gone(host_pid, 10)  # the stopped process was killed, not left behind
     finally:
-        app.quit()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(host_pid, signal.SIGCONT)
+    qtbot.waitUntil(lambda: len(app.notices) == 2, timeout=30_000)
+    assert app.notices[1].startswith("The memory engine restarted")
+    text = app.search.empty.text()
+    assert "did not answer in time" in text and "Timeout" not in text and "exit code" not in text
+    assert search_for(qtbot, app, "Lisbon offsite") == "The offsite is in Lisbon on May 12th"
+    assert len(app.notices) == 2 and app.states[-2:] == [("restarting", "restarting"), ("ready", READY)]
+
+
+def test_an_engine_that_cannot_restart_is_reported_once_and_retried_on_request(
+        qtbot, hosted, engine, monkeypatch) -> None:
+    app = hosted
+    monkeypatch.setattr("desktop_memory.ipc.supervisor.RESTART_DELAYS", (0.0, 0.05, 0.05, 0.05, 0.05))
+    broken = [sys.executable, "-c", "print('error: the data folder is damaged', flush=True); raise SystemExit(1)"]
+    real_command = spawn.command
+    monkeypatch.setattr(spawn, "command", lambda *a, **k: broken)
+    os.kill(app.host.pid, signal.SIGKILL)
+    qtbot.waitUntil(lambda: app.tray.state == "stopped", timeout=30_000)
+    assert app.states[2:] == [("restarting", "restarting"), ("stopped", "stopped")]
+    assert app.notices == ["The memory engine could not start: the data folder is damaged. "
+                           "Click here or use Retry in the tray menu."]
+    assert "stopped" in app.tray.icon.toolTip() and app.tray.retry_action.isVisible()
+    app.search.query.setText("Lisbon")
+    app.search.run_search()
+    qtbot.waitUntil(lambda: "The memory engine is stopped" in app.search.empty.text(), timeout=10_000)
+    copy_and_capture(app, "Copied while the engine was stopped: the dentist is on Thursday at 4")
+    qtbot.wait(500)
+    assert len(app.notices) == 1  # the search and the capture waiting for the engine add no balloons
+
+    monkeypatch.setattr(spawn, "command", real_command)
+    app.tray.retry_action.trigger()
+    qtbot.waitUntil(lambda: app.engine_state == "ready", timeout=60_000)
+    assert app.states[-2:] == [("restarting", "restarting"), ("ready", READY)]
+    assert not app.tray.retry_action.isVisible()
+    qtbot.waitUntil(lambda: len(app.notices) == 3, timeout=30_000)
+    assert sorted(app.notices[1:]) == ["Saved", "The memory engine restarted; nothing was lost."]
+    assert stored(qtbot, engine, app) == ["Copied while the engine was stopped: the dentist is on Thursday at 4"]
+
+
+def test_an_add_run_again_after_the_host_died_never_makes_a_second_memory(qtbot, hosted, engine) -> None:
+    app = hosted
+    host_pid = app.host.pid
+    text = "The dentist moved the appointment to Thursday at 4"
+    statuses: list[str] = []
+
+    def add_then_die(s) -> list[str]:
+        statuses.append(s.add(text).status)  # committed by the host...
+        if len(statuses) == 1:
+            os.kill(host_pid, signal.SIGKILL)  # ...which dies before this job has its answer
+            s.stats()
+        return statuses
+
+    assert engine(app.bridge, add_then_die) == ["added", "duplicate"]  # run again on the new host
+    assert app.host.pid != host_pid
+    assert stored(qtbot, engine, app) == [text]
+    qtbot.waitUntil(lambda: app.notices == ["The memory engine restarted; nothing was lost."], timeout=10_000)

@@ -237,3 +237,38 @@ def test_the_clipboard_watcher_stores_copies_from_other_apps_and_honours_the_mar
     assert hits[0]["content"].startswith("Selected, not copied") and hits[0]["source"] == "hotkey"
     assert app.stop() == 0
     assert "Traceback" not in app.log()
+
+
+def test_a_killed_engine_comes_back_and_copies_made_meanwhile_are_stored(
+        app: AppProcess, desktop_env: dict[str, str]) -> None:
+    env = desktop_env
+    app.wait_for(r"clipboard watcher started")
+    app.wait_for(r"embedding model loaded")
+    host_pid = int(app.wait_for(r"serving the engine on the local socket \(pid (\d+)\)").group(1))
+    holders = [copy("Before the kill: the plumber comes on Tuesday morning", env)]
+    app.wait_for(r"capture finished: Saved")
+
+    os.kill(host_pid, signal.SIGKILL)  # the engine host dies; the person goes on copying
+    killed = time.monotonic()
+    holders.append(copy("While the engine restarts: the library books are due on the 14th", env))
+    app.wait_for(r"engine state: restarting", timeout=10)
+    app.wait_for(r"engine state: ready", count=2, timeout=30)
+    assert time.monotonic() - killed < 5.0
+    app.wait_for(r"capture finished: Saved", count=2)
+    holders.append(copy("After the restart: the car service is booked for Friday", env))
+    app.wait_for(r"capture finished: Saved", count=3)
+    for h in holders:
+        h.terminate()
+        h.wait(10)
+    new_pid = int(app.wait_for(r"serving the engine on the local socket \(pid (\d+)\)", count=2).group(1))
+    assert new_pid != host_pid
+    assert app.stop() == 0
+
+    exported = run(sys.executable, "-m", "desktop_memory", "export", env=env)  # the app is gone: the CLI alone
+    assert exported.returncode == 0, exported.stderr
+    contents = [json.loads(line)["content"] for line in exported.stdout.splitlines()]
+    assert contents == ["Before the kill: the plumber comes on Tuesday morning",
+                        "While the engine restarts: the library books are due on the 14th",
+                        "After the restart: the car service is booked for Friday"]
+    log = app.log()
+    assert "Traceback" not in log and "plumber" not in log and "library books" not in log

@@ -3,8 +3,10 @@ the engine socket the way the tray app, the CLI and MCP reach it."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -14,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from desktop_memory.engine.lock import DataDirLock
-from desktop_memory.ipc import address
-from desktop_memory.ipc.client import HostGone, connect
+from desktop_memory.ipc import address, client
+from desktop_memory.ipc.client import HostGone, HostTimeout, connect
+from desktop_memory.ipc.server import HANDSHAKE_S
 from desktop_memory.ipc.spawn import HostFailed, HostProcess, command
 
 pytestmark = pytest.mark.integration
@@ -119,5 +122,85 @@ def test_a_crashed_host_is_reported_and_calls_fail_with_a_message(data_dir: Path
         with pytest.raises(HostGone, match="lost the connection"):
             remote.stats()
     finally:
+        remote.close()
+        host.stop()
+
+
+def host_threads(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/task"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts the host's threads in /proc")
+def test_a_client_that_never_answers_the_challenge_is_dropped_and_its_thread_ends(data_dir: Path) -> None:
+    host = HostProcess(data_dir, enrich=False)
+    remote = host.open()
+    try:
+        assert host.pid is not None
+        remote.stats()
+        before = host_threads(host.pid)
+        silent = []
+        for _ in range(3):  # connects and then says nothing, like a stuck or hostile local program
+            sock = socket.socket(socket.AF_UNIX)
+            sock.settimeout(30)
+            sock.connect(address.socket_address(data_dir))
+            silent.append(sock)
+        started = time.monotonic()
+        for sock in silent:
+            with sock:
+                while sock.recv(4096):  # the challenge, then the end of the connection
+                    pass
+        waited = time.monotonic() - started
+        assert HANDSHAKE_S - 1 <= waited <= HANDSHAKE_S + 5
+        deadline = time.monotonic() + 10
+        while host_threads(host.pid) > before and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert host_threads(host.pid) <= before  # no thread left waiting on the silent clients
+        assert remote.stats()["memories"] == 0  # the app's own connection was never disturbed
+    finally:
+        remote.close()
+        host.stop()
+
+
+def test_a_stopped_host_times_out_calls_and_connections_instead_of_hanging(data_dir: Path) -> None:
+    host = HostProcess(data_dir, enrich=False)
+    remote = host.open()
+    try:
+        assert host.pid is not None
+        remote.add("The flight to Lisbon leaves at 7:40 from terminal 2")
+        os.kill(host.pid, signal.SIGSTOP)  # alive but answering nothing (a hang)
+        started = time.monotonic()
+        with pytest.raises(HostTimeout, match="did not answer in time"):
+            remote.search("Lisbon", limit=1)
+        assert time.monotonic() - started < 15
+        started = time.monotonic()
+        with pytest.raises(HostTimeout, match="did not answer in time"):
+            connect(data_dir)
+        assert time.monotonic() - started < 10
+    finally:
+        os.kill(host.pid, signal.SIGCONT)
+        remote.close()
+        host.stop()
+
+
+def test_a_busy_host_is_waited_for_not_declared_hung(data_dir: Path, monkeypatch) -> None:
+    host = HostProcess(data_dir, enrich=False)
+    remote = host.open()
+    other = None
+    try:
+        remote.add("The flight to Lisbon leaves at 7:40 from terminal 2")
+        other = connect(data_dir)
+        assert other is not None
+        monkeypatch.setitem(client.PATIENCE, "import_records", (0.2, 120.0))  # impatient, but the host answers pings
+        monkeypatch.setitem(client.PATIENCE, "ping", (0.5, 0.5))  # at once: not queued behind the import
+        lines = [json.dumps({"content": f"Meeting note {n}: the budget review moves to room {n % 40}"})
+                 for n in range(600)]
+        started = time.monotonic()
+        report = other.import_records(lines)  # seconds of work on the host's engine thread: pings answer meanwhile
+        assert time.monotonic() - started > 1.0
+        assert report.errors == [] and report.added + report.related == 600
+        assert remote.stats()["memories"] >= 56  # the first connection still works too
+    finally:
+        if other is not None:
+            other.close()
         remote.close()
         host.stop()

@@ -14,7 +14,7 @@ from desktop_memory.ipc.spawn import HostFailed, HostProcess
 
 @pytest.mark.parametrize(("script", "message"), [
     ("import time; time.sleep(60)", "the engine did not start within 1 s"),
-    ("import sys; sys.exit(3)", r"the engine stopped while starting \(exit code 3\)"),
+    ("import sys; sys.exit(3)", r"^the engine stopped while starting; `desktop-memory doctor` checks the data folder$"),
     ("print('error: the data folder is damaged', flush=True); raise SystemExit(1)", "^the data folder is damaged$"),
 ])
 def test_a_host_that_never_says_ready_is_a_bounded_one_line_error(monkeypatch, tmp_path: Path, script, message):
