@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -346,3 +347,26 @@ def test_an_add_run_again_after_the_host_died_never_makes_a_second_memory(qtbot,
     assert app.host.pid != host_pid
     assert stored(qtbot, engine, app) == [text]
     qtbot.waitUntil(lambda: app.notices == ["The memory engine restarted; nothing was lost."], timeout=10_000)
+
+
+def test_an_import_chunk_cut_by_a_kill_fails_with_a_message_instead_of_being_skipped(qtbot, hosted, engine) -> None:
+    from desktop_memory.qt.importing import ChunkedImport
+
+    app = hosted
+    host_pid = app.host.pid
+
+    def lines():
+        for n in range(600):
+            if n == 300:  # reading the second chunk: the host dies before that chunk is sent
+                os.kill(host_pid, signal.SIGKILL)
+            yield json.dumps({"content": f"Imported note {n}: the quarterly review of project {n} is on file"})
+
+    outcome: list[str] = []
+    ChunkedImport(app.bridge, lines, done=lambda r: outcome.append(f"done {r.added}"),
+                  failed=outcome.append).start()
+    qtbot.waitUntil(lambda: bool(outcome), timeout=60_000)
+    assert outcome == ["The memory engine stopped while doing this and was restarted. Try again."]
+    qtbot.waitUntil(lambda: len(app.notices) == 1, timeout=30_000)
+    assert app.notices[0].startswith("The memory engine restarted; what it was doing when it stopped did not finish")
+    count = engine(app.bridge, lambda s: s.stats()["memories"])
+    assert count <= 256  # the first chunk only: the cut one was not skipped over silently by a re-run
