@@ -75,6 +75,7 @@ class DesktopApp(QObject):
         self.watcher = ClipboardWatcher(self)
         self.hotkeys = GlobalHotkeys(self)
         self._hotkey_problems: dict[str, str] = {}
+        self._settings_problem: str | None = None  # the damaged settings.json last told about
         self.instance = single_instance.InstanceServer(single_instance.server_name(data_dir), self)
         self._resume = QTimer(self, singleShot=True, timeout=self.resume_capture)
         self._queue_poll = QTimer(self, interval=QUEUE_POLL_MS, timeout=self._poll_queue)
@@ -188,6 +189,10 @@ class DesktopApp(QObject):
         if problems and problems != self._hotkey_problems:
             self.notify("Hotkey not set: " + "; ".join(problems.values()))
         self._hotkey_problems = problems
+        problem = capture_now.settings_notice(settings)
+        if problem and problem != self._settings_problem:
+            self.notify(problem)  # once per problem; capture stays off until settings are valid again
+        self._settings_problem = problem
 
     def quit(self) -> None:
         log.info("quitting")

@@ -370,3 +370,25 @@ def test_an_import_chunk_cut_by_a_kill_fails_with_a_message_instead_of_being_ski
     assert app.notices[0].startswith("The memory engine restarted; what it was doing when it stopped did not finish")
     count = engine(app.bridge, lambda s: s.stats()["memories"])
     assert count <= 256  # the first chunk only: the cut one was not skipped over silently by a re-run
+
+
+def test_a_damaged_settings_file_is_told_once_and_keeps_capture_off(qtbot, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr("desktop_memory.qt.app.QApplication.exit", lambda *a: None)
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "settings.json").write_text('{"capture_enabled": false,}', encoding="utf-8")  # a trailing comma
+    notices: list[str] = []
+    app = DesktopApp(folder, opener=lambda f: MemoryService(f, embedder=FakeEmbedder()))
+    monkeypatch.setattr(app.tray, "notify", notices.append)
+    with qtbot.waitSignal(app.engine_ready, timeout=20_000):
+        assert app.start()
+    qtbot.addWidget(app.search)
+    qtbot.addWidget(app.settings_window)
+    try:
+        assert len(notices) == 1 and "settings.json" in notices[0] and "capture is off" in notices[0]
+        assert not app.watcher.running
+        app.bridge.submit(lambda s: s.settings, app._settings_loaded)  # settings read again: not told twice
+        qtbot.wait(300)
+        assert len(notices) == 1
+    finally:
+        app.quit()
