@@ -57,7 +57,8 @@ Other judgement calls (see tests/data/redaction_corpus.jsonl for examples):
   secret, restricted and webhook keys (``sk_``, ``rk_``, ``whsec_``) are redacted, test ones too.
 * A value that names a secret instead of containing it is kept: ``${TOKEN}``, ``$TOKEN``,
   ``<your password>``, ``{{ vault_pw }}``, ``[Password]``, ``os.environ["KEY"]``, ``get_token()``,
-  ``settings.API_KEY`` (a dotted name without digits), ``f(password=password)``,
+  ``settings.API_KEY`` (a dotted name without digits), ``f(password=password)``, code going on after
+  a blank (``hash(pw, 10)``, ``Optional[Dict[str, Any]]``),
   ``hashedPassword`` and ``next_token`` (named after their key), ``None``, ``N/A``, ``****``, YAML
   tags and aliases (``!vault``, ``*db_password``), URLs and paths of plain path characters
   (``/run/secrets/db``; ``/Xk9!mm`` is a secret).
@@ -171,7 +172,10 @@ _REFERENCE_START = ("$", "<", "{", "[", "%(", "%{", "#{")
 _PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@+-]*+(?:/[\w.@+-]*+)*+\Z")
 _CODE_REFERENCE = re.compile(
     r"[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)*+"  # a name, then a call or subscript: getpass(), os.environ["K"],
-    r"(?:(?:\(\)|\[\])(?:\.|\Z)|[(\[][\"']|[(\[].*[)\]]\Z)"  # input("pw: "), get(x).strip()
+    r"(?:(?:\(\)|\[\])(?:\.|\Z)|[(\[][\"']|[(\[].*[)\]](?:=.*)?\Z)"  # input("pw: "), Optional[str]=None
+    r"|[rRbBuUfF]{1,2}([\"']).*\1\Z"  # a Python string with a prefix: f"<{lang}>", r'\w+'
+    r"|[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)*+(?=[^(\[]*+[(\[])(?:[(\[][A-Za-z_$][\w$.]*+)*+[(\[]?\Z"
+    # ^ code going on after a blank: hash(pw, 10) | Optional[Dict[str, Any]] | self.refresh_token(
     r"|[A-Za-z_$]++(?:\.[A-Za-z_$]++)+\Z"  # attribute without digits: settings.API_KEY, self.password
     r"|[A-Za-z]:\\"  # Windows path
     r"|[A-Za-z][\w+.-]*+://"  # URL
@@ -179,6 +183,7 @@ _CODE_REFERENCE = re.compile(
 _PLACEHOLDER_VALUE = re.compile(
     r"(?i)(?:none|null|nil|undefined|true|false|redacted|hidden|masked|placeholder|replace[_-]?me"
     r"|todo|tbd|n/?a|your[_-].*|.*[_-]here|[*•·.?#_-]+|x{3,}|\#[0-9a-f]{3,8}|pass|password|passwd|pwd|secret"
+    r"|.{0,40}?(?:\*{3,}|•{3,}|\.{3}|…)"  # masked or cut short: hf_***, sk-...
     r"|token|api[_-]?key"
     r"|![A-Za-z]++|\*[A-Za-z_][\w-]*+|&[A-Za-z_][\w-]*+)\Z"  # YAML: !vault tag, *alias, &anchor
 )
@@ -245,11 +250,21 @@ def _strong(key: str) -> bool:
 
 
 def _names_itself(value: str, key: str) -> bool:
-    """``next_token``, ``userPassword``, ``db_password``: a variable named after its key (not ``mypassword``)."""
-    if not value.lower().endswith(key):
-        return False
-    i = len(value) - len(key)
-    return i == 0 or value[i - 1] in "_-." or value[i].isupper()
+    """``next_token``, ``userPassword``, ``PasswordHash``: a name made from its key (not ``mypassword``)."""
+    lowered = value.lower()
+    base = _KEY_BASE.search(key)
+    for name in {key, base.group() if base else key}:  # secret_value and secret
+        n = len(name)
+        if lowered.startswith(name) and len(value) > n and _joint(value, n):
+            return True  # PasswordHash, token_type, SecretType
+        if lowered.endswith(name) and (len(value) == n or _joint(value, len(value) - n)):
+            return True
+    return False
+
+
+def _joint(value: str, i: int) -> bool:
+    """Two words meet at ``i``: ``user_password``, ``userPassword`` (not ``mypassword``, ``AAAAPW``)."""
+    return value[i] in "_-." or value[i - 1] in "_-." or value[i].isupper() and value[i - 1].islower()
 
 
 def _quoted(value: str, m: re.Match[str]) -> bool:
@@ -258,7 +273,7 @@ def _quoted(value: str, m: re.Match[str]) -> bool:
     key = m.group("k")
     if not (_key_ok(m) and _literal(value, m)) or _names_itself(value, key):
         return False
-    if key.startswith("auth"):
+    if key == "auth":
         return len(value) >= 8 and (_mixed_case(value, m) or any(not (c.isalnum() or c in "_-.") for c in value))
     return _strong(key) or _looks_secret(value)
 
@@ -267,6 +282,8 @@ def _bare(value: str, m: re.Match[str]) -> bool:
     """An unquoted value: also rule out code such as ``token = get_token()`` or ``pw=password``, and
     words that describe a secret (``password: required``)."""
     if value.lower() in NOT_SECRET_WORDS:  # first: the cheapest test, and the commonest answer
+        return False
+    if not _strong(m.group("k")) and _UNBALANCED.search(value):  # token=t).load(x): tokens have no ")"
         return False
     return _quoted(value, m) and not _CODE_REFERENCE.match(value)
 
@@ -292,19 +309,21 @@ def _token_like(value: str) -> bool:
 
 
 _PAIRS = {")": "(", "]": "[", "}": "{"}
+_UNBALANCED = re.compile(r"^[^(]*\)|^[^\[]*\]|^[^{]*\}")  # a closer of what the value did not open: code
 _RUN = re.compile(r"\S{0,512}+")
 
 
 def _trimmed(value: str) -> str:
     """The secret in a run of non-blanks, without what running text put after it: one sentence mark
     and unbalanced closing brackets or quotes (``hunter2.``, ``connect(password=x9y8z7)``,
-    ``"Bearer abc123"``). At least three characters are kept."""
+    ``"Bearer abc123"``)."""
     punct = False
     for _ in range(8):
-        if len(value) <= 3:
+        if len(value) <= 1:
             break
         last = value[-1]
-        if last in _PAIRS and value.count(last) > value.count(_PAIRS[last]) or last in "\"'`" and value.count(last) % 2:
+        closer = last in _PAIRS and value.count(last) > value.count(_PAIRS[last])
+        if closer or last in "\"'`" and (value.count(last) % 2 or last not in value.rstrip(last)):
             value = value[:-1]
         elif last in ".,;:" and not punct:
             value, punct = value[:-1], True
@@ -330,13 +349,15 @@ def _env_value(value: str, m: re.Match[str]) -> bool:
     A keyword argument must look like a secret too: ``f(token=next_token)`` passes a variable."""
     if not _bare(value, m):
         return False
-    if " " in m.string[m.end("k") : m.start("s")]:
-        return bool(_REST_OF_LINE.match(m.string, _value_end(m, value))) and _looks_secret(value)
+    if " " in m.string[m.end("k") : m.start("s")]:  # code: an attribute may have digits (ctypes.c_int32)
+        return (bool(_REST_OF_LINE.match(m.string, _value_end(m, value))) and _looks_secret(value)
+                and not _ATTRIBUTE.match(value))
     if _KWARG.search(m.string, max(0, m.start("k") - 80), m.start("k")):  # f(a, token=next_token)
-        return _looks_secret(value)
+        return _looks_secret(value) and not _UNBALANCED.search(value)  # f(token=token)[0].id: code
     return True
 
 
+_ATTRIBUTE = re.compile(r"[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)++\Z")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*+\Z")
 
 
@@ -352,8 +373,11 @@ def _colon_value(value: str, m: re.Match[str]) -> bool:
         return False
     if _IN_PATH.search(m.string, max(0, m.start("k") - 80), m.start("k")):  # arn:aws:...:secret:x
         return False
-    if m.string[m.end("k")] in "\"'\\":  # "token": value, in JSON or a dict: a number or a token, not a name
+    after = m.string[m.end("k")]
+    if after in "\"'\\":  # "token": value, in JSON or a dict: a number or a token, not a name
         return _looks_secret(value) and not _IDENTIFIER.match(value)
+    if after in " \t" and not key.startswith("mot"):  # "Pass :meth:`peek`": only French puts a blank there
+        return False
     ends = bool(_FIELD_END.match(m.string, _value_end(m, value)))
     if _looks_secret(value):
         return ends and _strong(key) or not _MEASURE.match(value)
@@ -391,6 +415,7 @@ _KEY_NAMES = (  # factored by first letter: the engine tries fewer branches at e
     r"(?:p(?:ass(?:word|wd|phrase|code|wort)?|wd?)|s(?:ecret|enha)|token|a(?:pi[ _-]?key|ccess[ _-]?key"
     r"|uth(?:[_-]?key)?)|kennwort|mot[ _-]de[ _-]passe|contrase(?:ñ|n)a|wachtwoord)"
 )
+_KEY_BASE = re.compile(_KEY_NAMES)
 _KEY = rf"(?P<k>{_KEY_NAMES}(?:[ _.-]?(?:key|value))?)" r"""\\?["']?[ \t]*"""
 # A quoted value. Opened by \" (a JSON string inside a string) it ends at the next \"; opened by a
 # bare quote it ends at the next bare one, and \" inside is an escaped quote ("ab\"c").
@@ -542,7 +567,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(  # KEY=value (env files, shell, URLs, INI, kwargs)
         "secret_assignment",
-        _KEY + r"(?:=>|:=|=)[ \t]*(?P<s>(?![#=\"'`\\\[&;,])\S{1,3}+(?:[^\s&;,]|[&;,](?![\w.-]{1,64}=)){0,509}+)",
+        _KEY + r"(?:=>|:=|=)[ \t]*(?P<s>(?![#=\"'`\\\[&;,(])\S{1,3}+(?:[^\s&;,]|[&;,](?![\w.-]{1,64}=)){0,509}+)",
         _ASSIGN_NEEDLES,
         _env_value,
         lower=True,
