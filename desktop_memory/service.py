@@ -29,8 +29,8 @@ from .core.ranking import (
     spread_to_neighbours,
 )
 from .core.redact import redact
-from .core.text import check_content, content_hash, first_line
-from .engine import encryption
+from .core.text import check_content, content_hash, decode, first_line
+from .engine import encryption, failures, records
 from .engine import folder as folder_files
 from .engine.embed import DIMENSIONS, Embedder
 from .engine.enrichment import Enricher, EnrichmentQueue, EnrichReport
@@ -52,6 +52,7 @@ CANDIDATES = 100
 EXACT_SEMANTIC_CAP = 300  # filters this selective: exact cosine over all that pass
 DEEP_SEMANTIC_CAP = 3_000  # otherwise an HNSW search this deep at most, filtered afterwards
 IMPORT_BATCH = 256
+IMPORT_BATCH_BYTES = 8 * 1024 * 1024  # and at most this much text per batch (two are in flight): bounded memory
 EXTEND_WINDOW_S = 5 * 60  # a capture extending the previous one from its source within this replaces it
 PENDING_FLUSH = 32  # vectors an `add` leaves for Chroma: written together once this many wait
 DB_NAME = "memories.sqlite3"
@@ -152,6 +153,8 @@ class MemoryService:
         ranking: RankingParams | None = None,
         lock_wait_s: float = 2.0,
         start_fresh: bool = False,
+        on_lock_wait: Callable[[str], None] | None = None,
+        lock_give_up: Callable[[], bool] | None = None,
     ) -> None:
         """`start_fresh`: a missing or empty database next to old data starts empty (the rest set aside)."""
         self.folder = folder
@@ -160,7 +163,8 @@ class MemoryService:
             folder.mkdir(parents=True, exist_ok=True, mode=folder_files.DIR_MODE)
         except OSError as exc:
             raise StorageError(f"cannot create the data folder {folder}: {exc.strerror}") from exc
-        self._lock = DataDirLock(folder, wait_s=lock_wait_s)
+        # another process holds the folder: wait up to `lock_wait_s` for each holder (engine/lock.py)
+        self._lock = DataDirLock(folder, wait_s=lock_wait_s, on_wait=on_lock_wait, give_up=lock_give_up)
         try:
             # before the store: finish or undo a restore, refuse a database that vanished (engine/folder.py)
             self.open_notes = folder_files.open_folder(folder, start_fresh=start_fresh)
@@ -184,7 +188,7 @@ class MemoryService:
         self._embed_lane.shutdown(wait=True)
         try:
             if self.store.queued_upserts(1):  # what `add` left for Chroma
-                self.sync_vectors()
+                self._write_waiting_vectors()
         except DesktopMemoryError as exc:  # still queued: the next start writes it
             log.warning("vectors left queued for the next start: %s", exc)
         finally:
@@ -194,6 +198,19 @@ class MemoryService:
             finally:
                 self.store.close()
                 self._lock.release()
+
+    def _write_waiting_vectors(self) -> None:
+        """Write the vectors `add` left queued; on a full disk or a read-only folder they stay queued.
+
+        The memories are committed with their vector copies (found by meaning meanwhile) and the queue
+        is durable, so the command that stored them reports success; the next start writes them.
+        """
+        try:
+            self.sync_vectors()
+        except Exception as exc:
+            if (error := failures.storage_error(exc)) is None or not failures.not_damage(exc):
+                raise
+            log.info("vectors stay queued for the next start: %s", error)
 
     def reopen_store(self) -> None:
         """Open the database again after its file was replaced (restore, encryption on/off)."""
@@ -421,27 +438,31 @@ class MemoryService:
         source_url: str = "",
         importance: float | None = None,
     ) -> tuple[Memory, dict[str, int]]:
+        # the one check of every field, whoever gives it (import line, CLI, MCP, app, socket): engine/records.py
+        f = records.check_fields(source=source, title=title, tags=tags, pinned=pinned, metadata=metadata,
+                                 created_at=created_at, source_app=source_app, source_url=source_url,
+                                 importance=importance)
         text = check_content(content if isinstance(content, str) else content.decode("utf-8", "replace"),
                              self.settings.max_bytes)
         red = redact(text)
         counts = dict(red.counts)
         text = red.text
-        title_r = redact(" ".join(str(title or "").split())[:200])
+        title_r = redact(" ".join(f.title.split())[:200])
         for kind, n in title_r.counts.items():
             counts[kind] = counts.get(kind, 0) + n
-        meta = _redact_json(metadata or {}, counts)
+        meta = _redact_json(f.metadata, counts)
         now = time.time()
         memory = Memory(
             id=str(uuid.uuid4()),
             content=text,
-            source=(source or "manual").strip().lower()[:32] or "manual",
+            source=f.source.strip().lower()[:32] or "manual",
             title=title_r.text,
-            source_app=str(source_app or "")[:200],
-            source_url=str(source_url or "")[:2000],
-            tags=_clean_tags(tags),
-            importance=0.5 if importance is None else min(1.0, max(0.0, float(importance))),
-            pinned=bool(pinned),
-            created_at=created_at if created_at is not None else now,
+            source_app=f.source_app[:200],
+            source_url=f.source_url[:2000],
+            tags=_clean_tags(f.tags),
+            importance=0.5 if f.importance is None else f.importance,
+            pinned=f.pinned,
+            created_at=f.created_at if f.created_at is not None else now,
             updated_at=now,
             content_hash=content_hash(text),
             metadata=meta,
@@ -517,7 +538,7 @@ class MemoryService:
         vecs = self.embedder.encode([p.memory.content for p in fresh]) if fresh else _no_vectors()
         results += self._commit(fresh, vecs, later, index=False, extend=True)
         if len(self.store.queued_upserts(PENDING_FLUSH)) >= PENDING_FLUSH:
-            self.sync_vectors()
+            self._write_waiting_vectors()  # committed: a full disk now must not fail the add
         return results
 
     def _dedupe(self, prepared: list[_Prepared], in_flight: set[str]
@@ -649,21 +670,31 @@ class MemoryService:
     @serves_the_person
     def import_records(
         self,
-        lines: Iterable[str | bytes],
+        lines: Iterable[str | bytes | records.Overlong],
         *,
         progress: Callable[[ImportReport], None] | None = None,
     ) -> ImportReport:
         """Import JSON Lines; bad lines are reported with their numbers and skipped.
 
-        Batches are pipelined: while one batch is committed, the next is read, deduplicated and
-        embedded on the embedding lane. Every batch is committed before `progress` acknowledges it.
+        Each line is checked by engine/records.py; a line longer than the line limit (or an `Overlong`
+        that `records.read_lines` skipped unread) is reported and skipped. Batches hold at most
+        IMPORT_BATCH records and IMPORT_BATCH_BYTES characters of text, and are pipelined: while one
+        batch is committed, the next is read, deduplicated and embedded on the embedding lane. Every
+        batch is committed before `progress` acknowledges it. A full disk, a read-only folder or a
+        damaged database stops the import with a StorageError that says how many records were stored
+        and after which line nothing was.
         """
         report = ImportReport()
+        limit = records.line_limit(self.settings.max_bytes)
         batch: list[_Prepared] = []
-        waiting: list[tuple[list[AddResult], list[_Prepared], list[_Prepared], Future[np.ndarray] | None]] = []
+        size = 0  # characters of text in `batch`
+        waiting: list[tuple[list[AddResult], list[_Prepared], list[_Prepared], Future[np.ndarray] | None,
+                           list[_Prepared]]] = []
+        through = 0  # the last line of the last batch acknowledged
 
         def finish() -> None:
-            results, fresh, later, vectors = waiting.pop()
+            nonlocal through
+            results, fresh, later, vectors, lines_of = waiting[-1]
             vecs = vectors.result() if vectors is not None else _no_vectors()
             for r in results + self._commit(fresh, vecs, later):
                 if r.status == "added":
@@ -673,10 +704,13 @@ class MemoryService:
                 else:
                     report.duplicates += 1
                 report.redacted += sum(r.redactions.values())
+            waiting.pop()
+            through = lines_of[-1].line
             if progress:
                 progress(report)
 
         def flush() -> None:
+            nonlocal size
             in_flight = {p.memory.content_hash for p in waiting[0][1]} if waiting else set()
             results, fresh, later = self._dedupe(batch, in_flight)
             vectors = None
@@ -685,66 +719,75 @@ class MemoryService:
                 vectors = self._embed_lane.submit(self.embedder.encode, [p.memory.content for p in fresh])
             if waiting:
                 finish()
-            waiting.append((results, fresh, later, vectors))
+            waiting.append((results, fresh, later, vectors, list(batch)))
             batch.clear()
+            size = 0
 
         try:
             for number, raw in enumerate(lines, start=1):
+                if isinstance(raw, records.Overlong) or len(raw) > limit:
+                    too_long = raw if isinstance(raw, records.Overlong) else records.Overlong(len(raw), limit)
+                    report.errors.append((number, too_long.reason()))
+                    continue
                 if isinstance(raw, bytes):
-                    raw = raw.decode("utf-8", errors="replace")
+                    raw = decode(raw)
                 if not raw.strip():
                     continue
                 try:
-                    batch.append(_Prepared(number, *self._record(raw)))
+                    p = _Prepared(number, *self._record(raw))
                 except InvalidInput as exc:
                     report.errors.append((number, str(exc)))
                     continue
-                if len(batch) >= IMPORT_BATCH:
+                batch.append(p)
+                size += len(p.memory.content) + sum(len(v.content) for v in p.versions)
+                if len(batch) >= IMPORT_BATCH or size >= IMPORT_BATCH_BYTES:
                     flush()
             if batch:
                 flush()
             if waiting:
                 finish()
+        except Exception as exc:
+            unacknowledged = [p for *_, lines_of in waiting for p in lines_of] + batch
+            error = failures.storage_error(exc, detail=self._how_far(report, through, unacknowledged))
+            if error is None:
+                raise
+            raise error from exc
         finally:  # after an error, let the batch being embedded finish before the engine is used again
-            for *_, vectors in waiting:
+            for *_, vectors, _lines in waiting:
                 if vectors is not None:
                     wait([vectors])
         return report
 
-    def _record(self, raw: str) -> tuple[Memory, dict[str, int], list[Version]]:
-        try:
-            rec = json.loads(raw)
-        except ValueError as exc:
-            raise InvalidInput(f"not valid JSON ({exc.msg})") from None
-        if not isinstance(rec, dict):
-            raise InvalidInput("each line must be a JSON object")
-        content = rec.get("content")
-        if not isinstance(content, str):
-            raise InvalidInput('missing "content" (a string)')
-        created = rec.get("created_at")
-        created_ts = None
-        if created not in (None, ""):
+    def _how_far(self, report: ImportReport, through: int, unacknowledged: list[_Prepared]) -> str:
+        """How far an import that stopped got: what is stored (acknowledged or not) and where it ended."""
+        stored = report.stored
+        contiguous = last = through  # every good line up to `contiguous` is stored; none after `last`
+        gap = False
+        for p in sorted(unacknowledged, key=lambda p: p.line):
             try:
-                created_ts = from_iso(str(created))
-            except (ValueError, OverflowError, OSError):
-                raise InvalidInput(f'"created_at" is not an ISO 8601 time: {str(created)[:40]!r}') from None
-        tags = rec.get("tags") or []
-        if isinstance(tags, str):
-            tags = [t for t in tags.replace(",", " ").split()]
-        if not isinstance(tags, list):
-            raise InvalidInput('"tags" must be a list of strings')
-        metadata = rec.get("metadata") or {}
-        if not isinstance(metadata, dict):
-            raise InvalidInput('"metadata" must be a JSON object')
-        importance = rec.get("importance")
-        if importance is not None and not isinstance(importance, int | float):
-            raise InvalidInput('"importance" must be a number between 0 and 1')
+                kept = self.store.by_hash(p.memory.content_hash) is not None
+            except Exception:  # noqa: BLE001 - the database may not even answer now
+                kept = False
+            if kept:
+                stored += 1
+                last = p.line
+                contiguous = contiguous if gap else p.line
+            gap = gap or not kept
+        if not last:
+            return "no record of this import was stored"
+        if contiguous == last:
+            return f"{stored:,} record(s) were stored, nothing after line {last:,} was imported"
+        return (f"{stored:,} record(s) were stored (every one up to line {contiguous:,}, some up to line "
+                f"{last:,}); nothing after line {last:,} was imported")
+
+    def _record(self, raw: str) -> tuple[Memory, dict[str, int], list[Version]]:
+        """One import line, validated (engine/records.py), then prepared like any text given to `add`."""
+        rec = records.parse_line(raw)
         return *self._prepare(
-            content, source=str(rec.get("source") or "import"), title=str(rec.get("title") or ""),
-            tags=tags, pinned=bool(rec.get("pinned", False)), metadata=metadata, created_at=created_ts,
-            source_app=str(rec.get("source_app") or ""), source_url=str(rec.get("source_url") or ""),
-            importance=importance,
-        ), self._import_versions(rec.get("versions"))
+            rec.content, source=rec.source or "import", title=rec.title, tags=rec.tags, pinned=rec.pinned,
+            metadata=rec.metadata, created_at=rec.created_at, source_app=rec.source_app,
+            source_url=rec.source_url, importance=rec.importance,
+        ), self._import_versions([v.model_dump() for v in rec.versions])
 
     # -- searching ----------------------------------------------------------------------------
     @serves_the_person

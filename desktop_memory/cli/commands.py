@@ -17,6 +17,7 @@ from ..core.models import Hit, Memory, to_iso
 from ..core.query import Filters, parse_date
 from ..core.text import decode, first_line
 from ..engine import folder as folder_files
+from ..engine import lock, records
 from ..engine.settings import FILENAME as SETTINGS_FILE
 from ..engine.settings import Settings
 from ..service import ImportReport, MemoryService
@@ -34,12 +35,42 @@ def handler(name: str) -> Callable[[Handler], Handler]:
 
 def run(args: argparse.Namespace) -> int:
     folder = paths.data_dir(args.data_dir)
-    with MemoryService(folder, start_fresh=getattr(args, "start_fresh", False)) as service:
+    with MemoryService(folder, start_fresh=getattr(args, "start_fresh", False), **lock_waiting(folder)) as service:
         code = HANDLERS[args.command](service, args)
     note = service.index_status()["message"]  # after close: a rebuild started by this command is done
     if note and args.command != "doctor":
         print(f"desktop-memory: {note}", file=sys.stderr)
     return code
+
+
+def lock_waiting(folder: Path) -> dict[str, Any]:
+    """Wait for a folder another process is using, as a person would: saying so once on stderr."""
+
+    def waiting(holder: str) -> None:
+        print(f"desktop-memory: waiting for another desktop-memory process (pid {holder}) to finish with "
+              "this data folder...", file=sys.stderr, flush=True)
+
+    # up to 30 s for each other process using the folder: a queue of commands moves on in turn
+    return {"lock_wait_s": lock.WAIT_S, "on_lock_wait": waiting, "lock_give_up": _host_appeared(folder)}
+
+
+def _host_appeared(folder: Path) -> Callable[[], bool] | None:
+    """True once a new engine socket shows up (the app started): stop waiting and go through it instead."""
+    from ..ipc import address
+
+    if address.family() != "AF_UNIX":
+        return None
+    sock = Path(address.socket_address(folder))
+
+    def stamp() -> tuple[int, int] | None:
+        try:
+            info = sock.stat()
+        except OSError:
+            return None
+        return info.st_ino, info.st_mtime_ns
+
+    before = stamp()  # a socket a crashed host left behind does not count
+    return lambda: (now := stamp()) is not None and now != before
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -98,7 +129,8 @@ def warn_about_settings(folder: Path) -> None:
 @handler("add")
 def cmd_add(service: MemoryService, args: argparse.Namespace) -> int:
     text = read_stdin() if not args.text or args.text == ["-"] else " ".join(args.text)
-    result = service.add(text, source=args.source, title=args.title, tags=args.tags, pinned=args.pin)
+    result = service.add(text, source=args.source, title=args.title, tags=args.tags, pinned=args.pin,
+                         importance=records.importance_arg(args.importance))
     if args.json:
         emit_json(result.to_dict())
     else:
@@ -118,18 +150,9 @@ def cmd_import(service: MemoryService, args: argparse.Namespace) -> int:
     def progress(report: ImportReport) -> None:
         print(f"committed {report.stored}", file=sys.stderr, flush=True)
 
-    if args.file == "-":
-        report = service.import_records(sys.stdin.buffer, progress=progress)
-    else:
-        try:
-            with open(args.file, "rb") as fh:
-                report = service.import_records(fh, progress=progress)
-        except FileNotFoundError:
-            raise InvalidInput(f"no such file: {args.file}") from None
-        except IsADirectoryError:
-            raise InvalidInput(f"{args.file} is a folder, not a JSON Lines file") from None
-        except PermissionError:
-            raise InvalidInput(f"cannot read {args.file}: permission denied") from None
+    limit = records.line_limit(service.settings.max_bytes)  # longer lines are skipped unread
+    with _input(args.file) as fh:
+        report = service.import_records(records.read_lines(fh, limit), progress=progress)
     for line, error in report.errors[:50]:
         print(f"line {line}: skipped: {error}", file=sys.stderr)
     if len(report.errors) > 50:
@@ -141,6 +164,24 @@ def cmd_import(service: MemoryService, args: argparse.Namespace) -> int:
             f"{report.duplicates} duplicate(s), "
             f"{len(report.errors)} bad line(s) skipped, {report.redacted} secret(s) redacted")
     return 1 if report.errors and report.stored == 0 else 0
+
+
+@contextmanager
+def _input(path: str) -> Iterator[IO[bytes]]:
+    """The file to import (or stdin for '-'); a file that cannot be opened is the person's error."""
+    if path == "-":
+        yield sys.stdin.buffer
+        return
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        raise InvalidInput(f"no such file: {path}") from None
+    except IsADirectoryError:
+        raise InvalidInput(f"{path} is a folder, not a JSON Lines file") from None
+    except PermissionError:
+        raise InvalidInput(f"cannot read {path}: permission denied") from None
+    with fh:
+        yield fh
 
 
 @handler("export")

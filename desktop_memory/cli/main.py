@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from .. import __version__, paths
 from ..core.errors import DesktopMemoryError
-from ..engine import session_env
+from ..engine import failures, session_env
 from ..ipc.client import via_host
 from . import commands, enrich_commands, mcp_commands, privacy_commands
 
@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--title", default="")
     p.add_argument("--tag", action="append", default=[], dest="tags")
     p.add_argument("--pin", action="store_true")
+    p.add_argument("--importance", metavar="X", help="how important, from 0 to 1 (default: estimated)")
     p.add_argument("--source", default="cli")
     p.add_argument("--json", action="store_true")
 
@@ -169,6 +170,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141
     except Exception as exc:  # noqa: BLE001 - the last barrier: one line, never a traceback
         logging.getLogger(PROG).debug("unexpected error", exc_info=True)
+        if (storage := failures.storage_error(exc)) is not None:  # a full disk, a read-only folder...
+            print(f"{PROG}: {storage}", file=sys.stderr)
+            return 1
         print(f"{PROG}: unexpected error: {type(exc).__name__}: {str(exc)[:300]} "
               "(run with --debug for details)", file=sys.stderr)
         return 70

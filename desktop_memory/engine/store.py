@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -18,7 +19,7 @@ from ..core.errors import NotFound, StorageError
 from ..core.models import Memory, Version
 from ..core.query import Filters, fts_or
 from ..core.text import first_line
-from . import encryption
+from . import encryption, failures
 
 SESSION_GAP_S = 10 * 60
 DF_CACHE = 50_000  # document frequencies kept (a few MB at most)
@@ -48,6 +49,9 @@ COLUMNS = [
     "family_id",
 ]
 _SELECT = "SELECT " + ", ".join(f"m.{c}" for c in COLUMNS) + " FROM memories m"
+
+
+log = logging.getLogger(__name__)
 
 
 def migrations() -> list[tuple[int, str, str]]:
@@ -106,9 +110,25 @@ class Store:
             self._df: dict[str, int] = {}
             self._fts_rows = 0
         except apsw.NotADBError as exc:
-            raise StorageError(f"{path} is not a desktop-memory database (damaged or not SQLite)") from exc
-        except apsw.Error as exc:
-            raise StorageError(f"cannot open the database {path}: {exc}") from exc
+            raise StorageError(f"{path} is not a desktop-memory database (damaged or not SQLite): "
+                               f"{failures.DAMAGED_ADVICE}") from exc
+        except apsw.Error as exc:  # a full disk, a read-only folder...: say so; else what SQLite said
+            raise (self._failure(exc) or StorageError(f"cannot open the database {path}: {exc}")) from exc
+
+    @contextmanager
+    def _mapped(self) -> Iterator[None]:
+        """Storage failures inside become StorageErrors (engine/failures.py); anything else passes unchanged."""
+        try:
+            yield
+        except Exception as exc:
+            if (error := self._failure(exc)) is not None:
+                raise error from exc
+            raise
+
+    def _failure(self, exc: BaseException) -> StorageError | None:
+        """The StorageError for a storage failure (the OS error behind an I/O error tells which), else None."""
+        db = getattr(self, "db", None)
+        return failures.storage_error(exc, os_errno=db.system_errno if db is not None else None)
 
     # -- schema -------------------------------------------------------------------------------
     @property
@@ -135,19 +155,35 @@ class Store:
     def transaction(self) -> Iterator[None]:
         """A write transaction. The outermost one takes the write lock at once (BEGIN IMMEDIATE): the
         enrichment thread writes through a second connection, and a deferred transaction that reads and
-        then writes would fail with SQLITE_BUSY_SNAPSHOT if that connection committed in between."""
+        then writes would fail with SQLITE_BUSY_SNAPSHOT if that connection committed in between.
+
+        A full disk, a read-only folder or a damaged file becomes a StorageError saying what to do
+        (engine/failures.py). SQLite rolls some failures back by itself (SQLITE_FULL, SQLITE_IOERR...):
+        the ROLLBACK here runs only while a transaction is still open, so it never replaces the real error.
+        """
         if self.db.in_transaction:
-            with self.db:
+            with self._mapped(), self.db:
                 yield
             return
-        self.db.execute("BEGIN IMMEDIATE")
+        with self._mapped():
+            self.db.execute("BEGIN IMMEDIATE")
         try:
-            with self.db:
-                yield
-        except BaseException:
-            self.db.execute("ROLLBACK")
+            yield
+            self.db.execute("COMMIT")
+        except BaseException as exc:
+            self._rollback()
+            if (error := self._failure(exc)) is not None:
+                raise error from exc
             raise
-        self.db.execute("COMMIT")
+
+    def _rollback(self) -> None:
+        """Roll back what is still open; a failure here is logged, never raised over the real error."""
+        if not self.db.in_transaction:
+            return
+        try:
+            self.db.execute("ROLLBACK")
+        except apsw.Error:
+            log.warning("rollback after a failed transaction failed too", exc_info=True)
 
     def close(self) -> None:
         self.db.close()

@@ -33,6 +33,10 @@ def _is_damage(exc: BaseException) -> bool:
     """Chroma's own failures (a damaged segment, a Rust panic), as opposed to a bad argument."""
     from chromadb.errors import InternalError
 
+    from . import failures
+
+    if failures.not_damage(exc):  # a full disk or a read-only folder: moving the index aside cannot help
+        return False
     return isinstance(exc, InternalError) or type(exc).__name__ == "PanicException"
 
 

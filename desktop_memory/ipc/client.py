@@ -22,6 +22,8 @@ from ..core.context import Context
 from ..core.errors import DataDirLocked, StorageError
 from ..core.models import Hit, Memory, Version
 from ..core.query import Filters
+from ..core.text import decode
+from ..engine.records import Overlong
 from ..engine.settings import Settings
 from ..service import IMPORT_BATCH, AddResult, ImportReport
 from . import address, codec
@@ -125,9 +127,10 @@ class RemoteService:
         return AddResult(codec.memory_from(r["memory"]), r["status"], r["redactions"])
 
     def import_records(
-        self, lines: Iterable[str | bytes], *, progress: Callable[[ImportReport], None] | None = None
+        self, lines: Iterable[str | bytes | Overlong], *, progress: Callable[[ImportReport], None] | None = None
     ) -> ImportReport:
-        """Sent in chunks; each chunk is committed by the host before the next is read."""
+        """Sent in chunks of at most IMPORT_BATCH lines and IMPORT_CHUNK_BYTES characters; each chunk is
+        committed by the host before the next is read."""
         total = ImportReport()
         chunk: list[str] = []
         size = offset = 0
@@ -147,13 +150,17 @@ class RemoteService:
                 progress(total)
 
         for raw in lines:
-            line = raw if isinstance(raw, str) else raw.decode("utf-8", errors="replace")
+            if isinstance(raw, Overlong):  # skipped unread (engine/records.py): a blank line keeps the numbering
+                total.errors.append((offset + len(chunk) + 1, raw.reason()))
+                raw = ""
+            line = raw if isinstance(raw, str) else decode(raw)
             chunk.append(line)
             size += len(line)
             if len(chunk) >= IMPORT_BATCH or size >= IMPORT_CHUNK_BYTES:
                 flush()
         if chunk:
             flush()
+        total.errors.sort()
         return total
 
     # -- searching and context ----------------------------------------------------------------

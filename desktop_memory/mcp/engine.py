@@ -23,7 +23,7 @@ from ..service import MemoryService
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 Engine = MemoryService | RemoteService
-IDLE_CLOSE_S = 1.0  # below the CLI's 2 s lock wait: an idle MCP server never blocks it
+IDLE_CLOSE_S = 1.0  # an idle MCP server lets go within 1 s: a CLI command (it waits 30 s a holder) barely waits
 
 
 def release_vector_index() -> None:

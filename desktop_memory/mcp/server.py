@@ -20,6 +20,7 @@ from ..core.errors import DesktopMemoryError, InvalidInput
 from ..core.models import Memory, to_iso
 from ..core.query import Filters, parse_date
 from ..core.text import first_line
+from ..engine.records import Pinned, Tags
 from .engine import Engine, EngineAccess
 
 log = logging.getLogger(__name__)
@@ -131,7 +132,8 @@ def build_server(access: EngineAccess) -> MCPServer:
     @tool_errors
     async def add_memory(
         content: Annotated[str, Field(description="the text to remember", min_length=1)],
-        tags: Annotated[list[str] | None, Field(description="tags, e.g. ['work', 'project-x']", max_length=50)] = None,
+        # checked like an import line (engine/records.py): strings only, or one string split on commas
+        tags: Annotated[Tags | None, Field(description="tags, e.g. ['work', 'project-x']", max_length=50)] = None,
         title: Annotated[str, Field(description="a short title", max_length=200)] = "",
     ) -> dict[str, Any]:
         result = await on_engine(lambda e: e.add(content, source=SOURCE, tags=tags or [], title=title))
@@ -143,7 +145,7 @@ def build_server(access: EngineAccess) -> MCPServer:
     @tool_errors
     async def pin_memory(
         id: Annotated[str, Field(description="the memory id (or a unique prefix of 4+ characters)")],
-        pinned: Annotated[bool, Field(description="true to pin, false to unpin")] = True,
+        pinned: Annotated[Pinned, Field(description="true to pin, false to unpin")] = True,  # never "no" -> True
     ) -> dict[str, Any]:
         return _memory_brief(await on_engine(lambda e: e.set_pinned(id, pinned)))
 

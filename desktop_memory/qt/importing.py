@@ -1,20 +1,22 @@
 """Importing through the engine lane in chunks, so searches and edits get their turn in between.
 
 One long import job would hold the engine thread for minutes (10,000 memories), and every search
-typed meanwhile would wait for it. Each chunk (256 memories) is its own job; the next is queued only when the GUI
-has the previous one's result, so any job submitted in the meantime runs first.
+typed meanwhile would wait for it. Each chunk (256 memories, at most 8 MB of text) is its own job; the next is
+queued only when the GUI has the previous one's result, so any job submitted in the meantime runs first. A file
+is read in bounded pieces (engine/records.py): a line over the line limit is skipped unread and reported.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO
 
-from ..service import ImportReport, MemoryService
+from ..engine import records
+from ..service import IMPORT_BATCH_BYTES, ImportReport, MemoryService
 from .bridge import EngineBridge
 
-Lines = Iterable[str | bytes]
+Line = str | bytes | records.Overlong
+Lines = Iterable[Line]
 IMPORT_CHUNK = 256  # the service's own batch; smaller chunks measured slower with no shorter stalls
 
 
@@ -27,7 +29,7 @@ class ChunkedImport:
         self.bridge, self.open_lines, self.chunk = bridge, open_lines, chunk
         self.done, self.failed, self.progress = done, failed, progress
         self.report = ImportReport()
-        self._lines: Iterator[str | bytes] | None = None
+        self._lines: Iterator[Line] | None = None
         self._handle: IO[bytes] | None = None
         self._consumed = 0
 
@@ -42,8 +44,10 @@ class ChunkedImport:
         if self._lines is None:
             source = self.open_lines()
             self._handle = source if hasattr(source, "close") else None  # type: ignore[assignment]
+            if hasattr(source, "readline"):  # a file: never a whole over-long line in memory
+                source = records.read_lines(source, records.line_limit(service.settings.max_bytes))
             self._lines = iter(source)
-        batch = list(itertools.islice(self._lines, self.chunk))
+        batch, finished = self._take()
         if batch:
             part = service.import_records(batch)
             r = self.report
@@ -53,10 +57,21 @@ class ChunkedImport:
             r.redacted += part.redacted
             r.errors.extend((self._consumed + n, e) for n, e in part.errors)
             self._consumed += len(batch)
-        finished = len(batch) < self.chunk
         if finished:
             self._close()
         return finished
+
+    def _take(self) -> tuple[list[Line], bool]:
+        """The next chunk: up to `chunk` lines and IMPORT_BATCH_BYTES characters; True when the input ended."""
+        assert self._lines is not None
+        batch: list[Line] = []
+        size = 0
+        for line in self._lines:
+            batch.append(line)
+            size += 0 if isinstance(line, records.Overlong) else len(line)  # an over-long line is not held
+            if len(batch) >= self.chunk or size >= IMPORT_BATCH_BYTES:
+                return batch, False
+        return batch, True
 
     def _close(self) -> None:
         if self._handle is not None:

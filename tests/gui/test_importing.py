@@ -37,3 +37,27 @@ def test_an_unreadable_source_is_a_readable_error(qtbot, bridge) -> None:
     ChunkedImport(bridge, missing, done=lambda r: None, failed=failures.append).start()
     qtbot.waitUntil(lambda: bool(failures), timeout=10_000)
     assert failures[0].startswith("unexpected error: FileNotFoundError")
+
+
+def test_a_file_is_read_in_bounded_chunks_and_an_overlong_line_is_skipped_unread(qtbot, bridge, engine,
+                                                                                monkeypatch) -> None:
+    import io
+
+    import desktop_memory.qt.importing as importing
+    from desktop_memory.engine import records
+
+    monkeypatch.setattr(importing, "IMPORT_BATCH_BYTES", 50_000)
+    limit = records.line_limit(engine(bridge, lambda s: s.settings.max_bytes))
+    lines = [json.dumps({"content": f"long note {i} " + f"harbour{i} schedule " * 1500}) for i in range(6)]
+    lines.insert(2, json.dumps({"content": "x" * (limit + 10)}))  # line 3: over the line limit
+    data = io.BytesIO("\n".join(lines).encode() + b"\n")
+    chunks: list[int] = []
+    finished = []
+    ChunkedImport(bridge, lambda: data, done=finished.append, failed=finished.append,
+                  progress=lambda r: chunks.append(r.added + r.related)).start()
+    qtbot.waitUntil(lambda: bool(finished), timeout=30_000)
+    report = finished[0]
+    assert report.added + report.related == 6
+    assert [n for n, _ in report.errors] == [3] and "too long" in report.errors[0][1]
+    assert len(chunks) >= 3  # ~30 KB records, 50 KB chunks: two records a chunk, not all six at once
+    assert data.closed

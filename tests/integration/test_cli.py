@@ -121,8 +121,11 @@ def test_a_second_writer_gets_a_clear_message(tmp_path):
     )
     try:
         assert holder.stdout.readline().strip() == b"ready"
-        err = one_line_error(run(data, "add", "second", check=False))
-        assert "in use by another desktop-memory process" in err
+        proc = run(data, "add", "second", check=False)  # waits its turn (30 s for this holder), then gives up
+        lines = proc.stderr.decode().strip().splitlines()
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr.decode()
+        assert len(lines) == 2 and lines[0].startswith("desktop-memory: waiting for another desktop-memory process")
+        assert "in use by another desktop-memory process" in lines[1]
     finally:
         holder.kill()
         holder.wait()

@@ -141,9 +141,9 @@ def test_a_folder_held_without_a_socket_gives_the_usual_clear_message(tmp_path: 
     folder = tmp_path / "data"
     holder = start(HOLDER, folder)
     try:
-        proc = cli(folder, "stats", check=False)
-        err = proc.stderr.decode().strip()
-        assert proc.returncode == 1 and "in use by another desktop-memory process" in err
-        assert len(err.splitlines()) == 1
+        proc = cli(folder, "stats", check=False)  # waits its turn (30 s for this holder), then gives up
+        lines = proc.stderr.decode().strip().splitlines()
+        assert proc.returncode == 1 and "in use by another desktop-memory process" in lines[-1]
+        assert len(lines) == 2 and lines[0].startswith("desktop-memory: waiting for another desktop-memory process")
     finally:
         stop(holder)

@@ -1,0 +1,114 @@
+"""Storage failures (a full disk, a read-only folder, a damaged database) as one line saying what to do.
+
+SQLite (APSW), Chroma (its Rust core reports SQLite's text inside its own errors) and the OS each name
+these differently; `storage_error` recognises them anywhere in an exception's chain and returns the
+`StorageError` to raise instead, or None for anything else (a bug stays a bug).
+"""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Iterator
+
+import apsw
+
+from ..core.errors import DesktopMemoryError, StorageError
+
+DISK_FULL = "the disk is full: free some space and try again"
+READ_ONLY = "the data folder is read-only (a read-only disk or mount): make it writable or use another --data-dir"
+NO_PERMISSION = "no permission to write to the data folder: fix its permissions or use another --data-dir"
+DAMAGED_ADVICE = ("restore a backup (`desktop-memory backup restore FILE`), or move the data folder away "
+                  "to start again")
+DAMAGED = f"the database is damaged: {DAMAGED_ADVICE}"
+DISK_ERROR = "the disk could not be written (a disk error, or the disk is full): check it and try again"
+
+_FULL_TEXT = ("database or disk is full", "no space left on device", "disk quota exceeded", "fullerror")
+_READ_ONLY_TEXT = ("readonly database", "read-only file system", "read-only database")
+_DAMAGED_TEXT = ("database disk image is malformed", "file is not a database", "corrupterror")
+
+
+class StorageFailure(StorageError):
+    """A storage failure told as advice for the person (plus, maybe, how far the work got)."""
+
+    def __init__(self, advice: str, detail: str = "") -> None:
+        super().__init__(advice + (f"; {detail}" if detail else ""))
+        self.advice = advice
+
+
+class DiskFull(StorageFailure):
+    """Nothing more can be written until space is freed."""
+
+
+def chain(exc: BaseException) -> Iterator[BaseException]:
+    """The exception, its cause and its context, and theirs (each once)."""
+    seen: set[int] = set()
+    todo = [exc]
+    while todo:
+        e = todo.pop(0)
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        yield e
+        todo += [x for x in (e.__cause__, e.__context__) if x is not None]
+
+
+def root_cause(exc: BaseException) -> BaseException:
+    """The first storage failure in the chain (else the exception itself)."""
+    for e in chain(exc):
+        if _kind(e) is not None:
+            return e
+    return exc
+
+
+def _kind(e: BaseException) -> str | None:
+    if isinstance(e, apsw.FullError):
+        return "full"
+    if isinstance(e, apsw.ReadOnlyError):
+        return "read-only"
+    if isinstance(e, apsw.CorruptError | apsw.NotADBError):
+        return "damaged"
+    if isinstance(e, OSError) and e.errno is not None:
+        if e.errno in (errno.ENOSPC, errno.EDQUOT):
+            return "full"
+        if e.errno == errno.EROFS:
+            return "read-only"
+        if e.errno in (errno.EACCES, errno.EPERM):
+            return "permission"
+    if isinstance(e, apsw.IOError):
+        return "io"
+    text = f"{type(e).__name__} {e}".lower()
+    if any(t in text for t in _FULL_TEXT):
+        return "full"
+    if any(t in text for t in _READ_ONLY_TEXT):
+        return "read-only"
+    if any(t in text for t in _DAMAGED_TEXT):
+        return "damaged"
+    return None
+
+
+_MESSAGES = {"full": DISK_FULL, "read-only": READ_ONLY, "permission": NO_PERMISSION, "damaged": DAMAGED,
+             "io": DISK_ERROR}
+
+
+def not_damage(exc: BaseException) -> bool:
+    """A full disk, a read-only folder, no permission or a disk error: the files are fine, the disk is not."""
+    return any(_kind(e) in ("full", "read-only", "permission", "io") for e in chain(exc))
+
+
+def storage_error(exc: BaseException, *, detail: str = "", os_errno: int | None = None) -> StorageError | None:
+    """The StorageError a person should see for this failure, or None when it is not a storage failure.
+
+    `detail` is appended after the advice ("; nothing after line 40 was imported"). `os_errno` is the
+    OS error behind an SQLite I/O error (`Connection.system_errno`): ENOSPC there means a full disk.
+    """
+    for e in chain(exc):
+        if isinstance(e, StorageFailure):  # told already: keep its advice, add the detail
+            return type(e)(e.advice, detail)
+        if isinstance(e, DesktopMemoryError):  # a message of its own (not found, invalid input...)
+            return None
+        kind = _kind(e)
+        if kind == "io" and os_errno:
+            kind = _kind(OSError(os_errno, "")) or kind
+        if kind is not None:
+            return (DiskFull if kind == "full" else StorageFailure)(_MESSAGES[kind], detail)
+    return None

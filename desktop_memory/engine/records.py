@@ -1,0 +1,279 @@
+"""What a memory may carry, validated at the edge (pydantic v2): import lines, `add`, the CLI and MCP.
+
+Rules (also in README.md, "Importing"):
+- `content` is a string and required; every other field is optional, and `null` means "not given".
+- `pinned` is a JSON boolean (the strings "true" / "false" are accepted, in any case); "no", "yes",
+  1, "0" and the like are refused, never guessed.
+- `tags` is a list of strings, or one string split on commas and spaces; numbers, null or objects
+  inside the list are refused.
+- `source`, `title`, `source_app`, `source_url` are strings.
+- `importance` is a finite number from 0 to 1 (true/false, NaN, infinity, 5, "0.5" are refused).
+- `created_at` is an ISO 8601 time (a string) in an import line; `add` also takes epoch seconds.
+- `metadata` is a JSON object; `versions` a list of objects with `content` (a string) and
+  `created_at` / `replaced_at` (ISO 8601), the earlier texts an export carries.
+- Unknown keys are ignored: exports of other tools carry fields of their own (ids, scores, ...),
+  and a line is not refused for them.
+A refused value gives one line for the person (`InvalidInput`), never pydantic's multi-line dump.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from typing import IO, Annotated, Any, NamedTuple
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic_core import PydanticCustomError
+
+from ..core.errors import InvalidInput
+from ..core.models import from_iso
+
+LINE_LIMIT_FACTOR = 16  # a JSON line may be this many times settings.max_bytes (escapes, metadata, versions)
+MIN_LINE_LIMIT = 1 << 20
+_BOM = b"\xef\xbb\xbf"
+
+
+def _shown(value: Any) -> str:
+    """A short description of a refused value: its JSON text when short, else its kind."""
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else "infinity"
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = type(value).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _refuse(message: str) -> PydanticCustomError:
+    return PydanticCustomError("desktop_memory", message)
+
+
+def _string(name: str, *, required: bool = False) -> BeforeValidator:
+    def check(value: Any) -> str:
+        if value is None and not required:
+            return ""
+        if not isinstance(value, str):
+            raise _refuse(f'"{name}" must be a string, not {_shown(value)}')
+        return value
+
+    return BeforeValidator(check)
+
+
+def check_pinned(value: Any) -> bool:
+    """True or false (JSON booleans, or the strings "true"/"false"); anything else is refused."""
+    if value is None:
+        return False
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise _refuse(f'"pinned" must be true or false, not {_shown(value)}')
+
+
+def check_tags(value: Any) -> list[str]:
+    """A list of strings, or one string split on commas and white space."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return value.replace(",", " ").split()
+    if not isinstance(value, list | tuple | set | frozenset):
+        raise _refuse(f'"tags" must be a list of strings or one string, not {_shown(value)}')
+    for n, tag in enumerate(value, start=1):
+        if not isinstance(tag, str):
+            raise _refuse(f'"tags" must hold strings only; tag {n} is {_shown(tag)}')
+    return list(value)
+
+
+def check_importance(value: Any) -> float | None:
+    """A finite number from 0 to 1, or None (not given)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+            or not 0.0 <= value <= 1.0:
+        raise _refuse(f'"importance" must be a number from 0 to 1, not {_shown(value)}')
+    return float(value)
+
+
+def _iso_time(value: Any, name: str = "created_at") -> float | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise _refuse(f'"{name}" must be an ISO 8601 time (a string), not {_shown(value)}')
+    try:
+        return from_iso(value)
+    except (ValueError, OverflowError, OSError):
+        raise _refuse(f'"{name}" is not an ISO 8601 time: {value[:40]!r}') from None
+
+
+def check_created_at(value: Any) -> float | None:
+    """An ISO 8601 string, or epoch seconds (a finite number) as the engine's own callers pass."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if not math.isfinite(value):
+            raise _refuse(f'"created_at" must be a time, not {_shown(value)}')
+        return float(value)
+    return _iso_time(value)
+
+
+def check_metadata(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _refuse(f'"metadata" must be a JSON object, not {_shown(value)}')
+    return value
+
+
+Pinned = Annotated[bool, BeforeValidator(check_pinned)]
+Tags = Annotated[list[str], BeforeValidator(check_tags)]
+Importance = Annotated[float | None, BeforeValidator(check_importance)]
+
+
+def _iso_text(name: str) -> BeforeValidator:
+    def check(value: Any) -> str | None:
+        _iso_time(value, name)
+        return value or None
+
+    return BeforeValidator(check)
+
+
+class Version(BaseModel):
+    """An earlier text of a memory, as an export carries it (times stay ISO 8601 text, checked)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    content: Annotated[str, _string("content", required=True)]
+    created_at: Annotated[str | None, _iso_text("created_at")] = None
+    replaced_at: Annotated[str | None, _iso_text("replaced_at")] = None
+
+
+def _check_versions(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise _refuse('"versions" must be a list of objects with "content", "created_at" and "replaced_at"')
+    return value
+
+
+class MemoryFields(BaseModel):
+    """Everything but the text that `add` and an import line may give."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    source: Annotated[str, _string("source")] = ""
+    title: Annotated[str, _string("title")] = ""
+    tags: Tags = []
+    pinned: Pinned = False
+    importance: Importance = None
+    created_at: Annotated[float | None, BeforeValidator(check_created_at)] = None
+    source_app: Annotated[str, _string("source_app")] = ""
+    source_url: Annotated[str, _string("source_url")] = ""
+    metadata: Annotated[dict[str, Any], BeforeValidator(check_metadata)] = {}
+
+
+class ImportRecord(MemoryFields):
+    """One line of a JSON Lines import (the format `export` writes)."""
+
+    content: Annotated[str, _string("content", required=True)]
+    created_at: Annotated[float | None, BeforeValidator(lambda v: _iso_time(v))] = None
+    versions: Annotated[list[Version], BeforeValidator(_check_versions)] = []
+
+
+def _reason(exc: ValidationError) -> str:
+    """The first problem as one line for the person (and how many more there are)."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    loc = [str(p) for p in first["loc"]]
+    if first["type"] == "desktop_memory":
+        text = first["msg"]
+        if loc and loc[0] == "versions" and len(loc) > 1:
+            text = f"version {int(loc[1]) + 1}: {text}"
+    elif first["type"] == "missing":
+        name = loc[-1] if loc else "?"
+        text = f'missing "{name}" (a string)' if name == "content" else f'missing "{name}"'
+        if loc and loc[0] == "versions" and len(loc) > 1:
+            text = f"version {int(loc[1]) + 1}: {text}"
+    else:  # not expected (every field checks itself); still one line
+        text = f'"{".".join(loc)}": {first["msg"]}'
+    if len(errors) > 1:
+        text += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
+    return text
+
+
+def parse_line(raw: str) -> ImportRecord:
+    """One JSON Lines record, validated; InvalidInput with a one-line reason otherwise."""
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise InvalidInput(f"not valid JSON ({getattr(exc, 'msg', str(exc))})") from None
+    except RecursionError:
+        raise InvalidInput("not valid JSON (nested too deeply)") from None
+    if not isinstance(data, dict):
+        raise InvalidInput("each line must be a JSON object")
+    try:
+        return ImportRecord.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidInput(_reason(exc)) from None
+
+
+def check_fields(**given: Any) -> MemoryFields:
+    """The optional fields of `add` (from the CLI, MCP, the app or the engine socket), validated."""
+    try:
+        return MemoryFields.model_validate(given)
+    except ValidationError as exc:
+        raise InvalidInput(_reason(exc)) from None
+
+
+def importance_arg(text: str | None) -> float | None:
+    """A command-line importance ("0.8"), checked like an imported one."""
+    if text is None:
+        return None
+    try:
+        value: Any = float(text)
+    except ValueError:
+        value = text
+    try:
+        return check_importance(value)
+    except PydanticCustomError:
+        raise InvalidInput(f"--importance must be a number from 0 to 1, not {text!r}") from None
+
+
+# -- reading JSON Lines without holding an over-long line ----------------------------------------
+class Overlong(NamedTuple):
+    """A line longer than the limit, skipped unread (only its size is known)."""
+
+    size: int
+    limit: int
+
+    def reason(self) -> str:
+        return f"the line is too long ({self.size:,} bytes; a line may hold {self.limit:,} bytes)"
+
+
+def line_limit(max_bytes: int) -> int:
+    """The longest JSON line read whole, for a store that keeps texts of up to `max_bytes`."""
+    return max(MIN_LINE_LIMIT, LINE_LIMIT_FACTOR * max_bytes)
+
+
+def read_lines(stream: IO[bytes], limit: int) -> Iterator[bytes | Overlong]:
+    """Lines of a binary stream; a line over `limit` bytes is skipped in pieces and comes as `Overlong`.
+
+    At most `limit` + 1 bytes of one line are held, however long the line is.
+    """
+    first = True
+    while line := stream.readline(limit + 1):
+        if first:
+            first = False
+            if line.startswith(_BOM):
+                line = line[len(_BOM):]
+        if len(line) > limit and not line.endswith(b"\n"):
+            size = len(line)
+            while rest := stream.readline(1 << 20):
+                size += len(rest)
+                if rest.endswith(b"\n"):
+                    break
+            yield Overlong(size, limit)
+        else:
+            yield line

@@ -1,0 +1,117 @@
+"""Storage failures become one-line StorageErrors that say what to do, and keep the real cause.
+
+SQLite's `max_page_count` makes a real database report SQLITE_FULL exactly as a full disk does.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import re
+
+import apsw
+import pytest
+
+from desktop_memory.core.errors import DataDirLocked, StorageError
+from desktop_memory.engine import failures
+from desktop_memory.engine.lock import DataDirLock
+from desktop_memory.engine.store import Store
+
+
+def _fill(store: Store) -> None:
+    """Let the database grow by a few pages at most from now on."""
+    pages = store.scalar("PRAGMA page_count")
+    store.db.execute(f"PRAGMA max_page_count={pages + 2}")
+
+
+def test_a_full_database_inside_a_transaction_keeps_the_real_error(tmp_path):
+    store = Store(tmp_path / "db.sqlite3")
+    _fill(store)
+    with pytest.raises(StorageError) as info, store.transaction():
+        store.db.execute("INSERT INTO meta(key, value) VALUES ('big', randomblob(200000))")
+    message = str(info.value)
+    assert "disk is full" in message and "free some space" in message
+    assert "rollback" not in message.lower() and "\n" not in message
+    assert isinstance(failures.root_cause(info.value), apsw.FullError)
+    assert not store.db.in_transaction
+    store.db.execute("PRAGMA max_page_count=1000000")
+    with store.transaction():  # usable again once there is room
+        store.set_meta("after", "ok")
+    assert store.get_meta("after") == "ok"
+
+
+def test_an_error_of_the_caller_inside_a_transaction_is_not_replaced(tmp_path):
+    store = Store(tmp_path / "db.sqlite3")
+    with pytest.raises(KeyError, match="mine"), store.transaction():
+        store.set_meta("x", "1")
+        raise KeyError("mine")
+    assert store.get_meta("x") is None and not store.db.in_transaction
+
+
+@pytest.mark.parametrize(("exc", "words"), [
+    (apsw.FullError("database or disk is full"), "disk is full"),
+    (OSError(errno.ENOSPC, "No space left on device"), "disk is full"),
+    (RuntimeError("Error executing plan: Internal error: database or disk is full"), "disk is full"),
+    (apsw.ReadOnlyError("attempt to write a readonly database"), "read-only"),
+    (OSError(errno.EROFS, "Read-only file system"), "read-only"),
+    (PermissionError(errno.EACCES, "Permission denied"), "permission"),
+    (apsw.CorruptError("database disk image is malformed"), "damaged"),
+    (apsw.NotADBError("file is not a database"), "damaged"),
+])
+def test_failures_are_recognised(exc, words):
+    err = failures.storage_error(exc)
+    assert err is not None and words in str(err) and "\n" not in str(err)
+
+
+def test_other_errors_are_left_alone():
+    assert failures.storage_error(ValueError("a bug")) is None
+    assert failures.storage_error(apsw.SQLError("no such column")) is None
+
+
+def test_an_import_that_fills_the_disk_says_how_far_it_got_and_keeps_what_it_acknowledged(fake_service,
+                                                                                         monkeypatch):
+    import desktop_memory.service as service_module
+
+    monkeypatch.setattr(service_module, "IMPORT_BATCH", 4)
+    lines = [json.dumps({"content": f"ledger entry {i}: paid invoice {1000 + i} " + "detail " * 300})
+             for i in range(40)]
+    acknowledged: list[int] = []
+    fake_service.import_records(lines[:4])
+    pages = fake_service.store.scalar("PRAGMA page_count")
+    fake_service.store.db.execute(f"PRAGMA max_page_count={pages + 40}")
+    with pytest.raises(StorageError) as info:
+        fake_service.import_records(lines[4:], progress=lambda r: acknowledged.append(r.stored))
+    message = str(info.value)
+    assert "disk is full" in message and "\n" not in message, message
+    found = re.search(r"; ([\d,]+) record\(s\) were stored, nothing after line ([\d,]+) was imported$", message)
+    assert found, message
+    stored, last = (int(g.replace(",", "")) for g in found.groups())
+    assert acknowledged and stored >= acknowledged[-1] > 0 and last >= acknowledged[-1]
+    fake_service.store.db.execute("PRAGMA max_page_count=1000000000")
+    kept = {m.content for m in fake_service.store.iter_all()}
+    assert all(json.loads(x)["content"].strip() in kept for x in lines[4 : 4 + last])  # every line it counted
+    assert json.loads(lines[4 + last])["content"].strip() not in kept  # and nothing after
+    assert fake_service.add("after freeing space").status == "added"
+
+
+def test_the_lock_waits_its_turn_and_says_so_once(tmp_path):
+    import threading
+    import time
+
+    (tmp_path / "d").mkdir()
+    first = DataDirLock(tmp_path / "d")
+    calls: list[float] = []
+    threading.Timer(0.6, first.release).start()
+    started = time.monotonic()
+    second = DataDirLock(tmp_path / "d", wait_s=5, on_wait=lambda holder: calls.append(time.monotonic()))
+    assert 0.5 < time.monotonic() - started < 3
+    assert len(calls) == 1
+    second.release()
+
+
+def test_the_lock_gives_up_after_its_wait(tmp_path):
+    (tmp_path / "d").mkdir()
+    first = DataDirLock(tmp_path / "d")
+    with pytest.raises(DataDirLocked, match="in use by another desktop-memory process"):
+        DataDirLock(tmp_path / "d", wait_s=0.2)
+    first.release()
