@@ -20,6 +20,7 @@ from ..core.errors import DesktopMemoryError, InvalidInput
 from ..core.models import Memory, to_iso
 from ..core.query import Filters, parse_date
 from ..core.text import first_line
+from ..engine import failures
 from ..engine.records import Pinned, Tags
 from .engine import Engine, EngineAccess
 
@@ -53,6 +54,8 @@ def tool_errors(fn: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
             raise ToolError(str(exc)) from None
         except Exception as exc:  # noqa: BLE001 - the barrier: never a traceback to the agent
             log.debug("tool %s failed", fn.__name__, exc_info=True)
+            if (storage := failures.storage_error(exc)) is not None:  # a full disk, a read-only folder...
+                raise ToolError(str(storage)) from None
             raise ToolError(f"unexpected error: {type(exc).__name__}: {str(exc)[:200]}") from None
 
     return wrapper

@@ -64,3 +64,17 @@ def test_add_memory_takes_tags_as_one_string_too(server):
     srv, access = server
     mid = _added_id(_call(srv, "add_memory", {"content": "the glacier trip plan", "tags": "travel, plans"}))
     assert access.call(lambda e: e.get(mid)).tags == ["travel", "plans"]
+
+
+def test_a_full_disk_is_a_one_line_tool_error(server, monkeypatch):
+    import apsw
+
+    srv, access = server
+    _call(srv, "add_memory", {"content": "a note before the disk filled"})
+
+    def full(*_a, **_k):
+        raise apsw.FullError("database or disk is full")
+
+    access.call(lambda e: monkeypatch.setattr(e, "add", full))
+    with pytest.raises(ToolError, match=": the disk is full: free some space and try again$"):
+        _call(srv, "add_memory", {"content": "a note on a full disk"})
