@@ -57,11 +57,14 @@ Other judgement calls (see tests/data/redaction_corpus.jsonl for examples):
   secret, restricted and webhook keys (``sk_``, ``rk_``, ``whsec_``) are redacted, test ones too.
 * A value that names a secret instead of containing it is kept: ``${TOKEN}``, ``$TOKEN``,
   ``<your password>``, ``{{ vault_pw }}``, ``[Password]``, ``os.environ["KEY"]``, ``get_token()``,
-  ``settings.API_KEY`` (a dotted name without digits), ``f(password=password)``, code going on after
-  a blank (``hash(pw, 10)``, ``Optional[Dict[str, Any]]``),
-  ``hashedPassword`` and ``next_token`` (named after their key), ``None``, ``N/A``, ``****``, YAML
-  tags and aliases (``!vault``, ``*db_password``), URLs and paths of plain path characters
-  (``/run/secrets/db``; ``/Xk9!mm`` is a secret).
+  ``settings.API_KEY`` (a dotted name without digits; with digits too after ``key = ``),
+  ``f(password=password)``, code going on after a blank (``hash(pw, 10)``,
+  ``Optional[Dict[str, Any]]``), Python strings with a prefix (``f"<{lang}>"``, ``r'[a-z]+'``), names
+  made from the key (``hashedPassword``, ``next_token``, ``PasswordHash``), a token value closing a
+  bracket it did not open (``token=t)[0].id``), ``None``, ``N/A``, ``****``, masked or cut values
+  (``hf_***``, ``sk-...``), YAML tags and aliases (``!vault``, ``*db_password``), URLs and paths of
+  plain path characters (``/run/secrets/db``; ``/Xk9!mm`` is a secret). ``key :`` with a blank before
+  the colon is only a field for "mot de passe :" (French typography); ``Pass :meth:`` is a verb.
 * Card numbers: 13-19 digits, plain or grouped 4-4-4-4 / 4-6-5 / 4-6-4 with spaces or dashes,
   passing Luhn with a known network prefix and length. Digits glued to letters, dots or slashes
   (hashes, decimals, paths) are not cards.
@@ -300,9 +303,14 @@ def _looks_secret(value: str) -> bool:
     return value.lower() != value != value.upper() and not _WORDS.match(value)
 
 
+_TRAILING_MARKS = re.compile(r"[^\w]+\Z")
+
+
 def _token_like(value: str) -> bool:
     """What prose can hold as a secret: a digit or a symbol, or eight letters in a random mix of cases
-    (``hunter2``, ``Xk9!mm``, ``xKqPzRwT``; not ``case-sensitive``, ``JWT-encoded``, ``John's``)."""
+    (``hunter2``, ``Xk9!mm``, ``xKqPzRwT``; not ``case-sensitive``, ``JWT-encoded``, ``John's``).
+    Marks after the last letter or digit are the sentence's (``correct.");``, ``supplied.</p>``)."""
+    value = _TRAILING_MARKS.sub("", value)
     if any(c.isdigit() or not (c.isalnum() or c in "_-.'") for c in value):
         return not _MEASURE.match(value)
     return len(value) >= 8 and value.isalpha() and _looks_secret(value)
