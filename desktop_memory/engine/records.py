@@ -1,6 +1,6 @@
 """What a memory may carry, validated at the edge (pydantic v2): import lines, `add`, the CLI and MCP.
 
-Rules (also in README.md, "Importing"):
+Rules (also in README.md, "The CLI contract"):
 - `content` is a string and required; every other field is optional, and `null` means "not given".
 - `pinned` is a JSON boolean (the strings "true" / "false" are accepted, in any case); "no", "yes",
   1, "0" and the like are refused, never guessed.

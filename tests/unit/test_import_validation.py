@@ -216,3 +216,13 @@ def test_import_batches_are_bounded_by_bytes(fake_service, monkeypatch):
     report = fake_service.import_records(lines)
     assert report.added == 12
     assert len(sizes) >= 3 and max(sizes) <= 100_000 + 30_000  # the record that reaches the bound ends a batch
+
+
+@pytest.mark.parametrize("value", ["5", "nan", "inf", "-0.1", "true", "high"])
+def test_cli_add_importance_is_checked_like_an_import(tmp_path, capsys, value):
+    from desktop_memory.cli.main import main
+
+    code = main(["--data-dir", str(tmp_path / "d"), "add", "--importance", value, "a note"])
+    err = capsys.readouterr().err.strip()
+    assert code == 1 and len(err.splitlines()) == 1
+    assert err.startswith("desktop-memory: --importance must be a number from 0 to 1"), err
