@@ -21,6 +21,19 @@ class DataDirLocked(StorageError):
     """Another desktop-memory process owns the data folder."""
 
 
+class StorageFailure(StorageError):
+    """A full disk, a read-only folder, a damaged database: advice for the person (engine/failures.py),
+    plus, maybe, how far the work got."""
+
+    def __init__(self, advice: str, detail: str = "") -> None:
+        super().__init__(advice + (f"; {detail}" if detail else ""))
+        self.advice = advice
+
+
+class DiskFull(StorageFailure):
+    """Nothing more can be written until space is freed."""
+
+
 class ModelUnavailable(DesktopMemoryError):
     """A model file or package is missing or cannot be loaded."""
 

@@ -12,7 +12,9 @@ from collections.abc import Iterator
 
 import apsw
 
-from ..core.errors import DesktopMemoryError, StorageError
+from ..core.errors import DesktopMemoryError, DiskFull, StorageError, StorageFailure
+
+__all__ = ["DiskFull", "StorageFailure", "chain", "not_damage", "root_cause", "storage_error"]
 
 DISK_FULL = "the disk is full: free some space and try again"
 READ_ONLY = "the data folder is read-only (a read-only disk or mount): make it writable or use another --data-dir"
@@ -25,18 +27,6 @@ DISK_ERROR = "the disk could not be written (a disk error, or the disk is full):
 _FULL_TEXT = ("database or disk is full", "no space left on device", "disk quota exceeded", "fullerror")
 _READ_ONLY_TEXT = ("readonly database", "read-only file system", "read-only database")
 _DAMAGED_TEXT = ("database disk image is malformed", "file is not a database", "corrupterror")
-
-
-class StorageFailure(StorageError):
-    """A storage failure told as advice for the person (plus, maybe, how far the work got)."""
-
-    def __init__(self, advice: str, detail: str = "") -> None:
-        super().__init__(advice + (f"; {detail}" if detail else ""))
-        self.advice = advice
-
-
-class DiskFull(StorageFailure):
-    """Nothing more can be written until space is freed."""
 
 
 def chain(exc: BaseException) -> Iterator[BaseException]:

@@ -100,7 +100,12 @@ def settings_from(d: Any) -> Settings:
 
 
 def error_to(exc: BaseException) -> dict[str, str]:
-    """A domain error keeps its class name; anything else is reported as a bug in the host."""
+    """A domain error keeps its class name; anything else is reported as a bug in the host, except a
+    storage failure (a full disk, a read-only folder...), which is told as such (engine/failures.py)."""
+    from ..engine.failures import storage_error
+
+    if not isinstance(exc, errors.DesktopMemoryError) and (storage := storage_error(exc)) is not None:
+        exc = storage
     if isinstance(exc, errors.DesktopMemoryError):
         return {"kind": type(exc).__name__, "message": str(exc)}
     return {"kind": "bug", "message": f"{type(exc).__name__}: {str(exc)[:300]}"}

@@ -115,3 +115,16 @@ def test_the_lock_gives_up_after_its_wait(tmp_path):
     with pytest.raises(DataDirLocked, match="in use by another desktop-memory process"):
         DataDirLock(tmp_path / "d", wait_s=0.2)
     first.release()
+
+
+def test_storage_failures_cross_the_engine_socket_as_themselves():
+    from desktop_memory.core.errors import DiskFull
+    from desktop_memory.ipc import codec
+
+    told = failures.storage_error(apsw.FullError("database or disk is full"), detail="3 record(s) were stored")
+    back = codec.error_from(codec.error_to(told))
+    assert isinstance(back, DiskFull) and str(back) == str(told)
+    raw = codec.error_from(codec.error_to(RuntimeError("Query error: database or disk is full")))
+    assert isinstance(raw, DiskFull) and str(raw) == failures.DISK_FULL  # never "a bug in the app" (exit 70)
+    read_only = codec.error_from(codec.error_to(OSError(errno.EROFS, "Read-only file system")))
+    assert isinstance(read_only, StorageError) and "read-only" in str(read_only)
