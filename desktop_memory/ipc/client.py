@@ -9,7 +9,6 @@ does not answer in time is a HostTimeout; the connection is then closed.
 from __future__ import annotations
 
 import logging
-import re
 import socket
 import threading
 import time
@@ -24,6 +23,7 @@ from ..core.errors import DataDirLocked, StorageError, StorageFailure
 from ..core.models import Hit, Memory, Version
 from ..core.query import Filters
 from ..core.text import decode
+from ..engine.failures import rebased
 from ..engine.records import Overlong
 from ..engine.settings import Settings
 from ..service import IMPORT_BATCH, AddResult, ImportReport
@@ -141,7 +141,7 @@ class RemoteService:
             try:
                 r = self._call("import_records", lines=chunk)
             except StorageFailure as exc:  # the host counted within this chunk: count from the file's start
-                raise _rebased(exc, total.stored, offset) from exc
+                raise rebased(exc, total.stored, offset) from exc
             total.added += r["added"]
             total.duplicates += r["duplicates"]
             total.related += r["related"]
@@ -277,18 +277,6 @@ def _dial(where: str, token: bytes, folder: Path, handshake_s: float) -> RemoteS
         conn.close()
         raise
     return RemoteService(conn, folder, where=where, token=token)
-
-
-def _rebased(exc: StorageFailure, stored_before: int, offset: int) -> StorageFailure:
-    """A chunk's "N record(s) were stored, nothing after line L" told for the whole file."""
-    advice, _, detail = str(exc).partition("; ")
-    found = re.search(r"([\d,]+) record\(s\) were stored.*nothing after line ([\d,]+)", detail)
-    if found:
-        stored, last = (int(g.replace(",", "")) for g in found.groups())
-        return type(exc)(advice, f"{stored_before + stored:,} record(s) were stored, nothing after line "
-                                 f"{offset + last:,} was imported")
-    return type(exc)(advice, f"{stored_before:,} record(s) were stored up to line {offset:,}; some after it may "
-                             "be stored too (importing the file again is safe)")
 
 
 def connect(data_dir: Path, *, handshake_s: float = HANDSHAKE_S) -> RemoteService | None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO
 
-from ..engine import records
+from ..core.errors import StorageFailure
+from ..engine import failures, records
 from ..service import IMPORT_BATCH_BYTES, ImportReport, MemoryService
 from .bridge import EngineBridge
 
@@ -49,7 +50,11 @@ class ChunkedImport:
             self._lines = iter(source)
         batch, finished = self._take()
         if batch:
-            part = service.import_records(batch)
+            try:
+                part = service.import_records(batch)
+            except StorageFailure as exc:  # a full disk...: counted from the start of the file, not the chunk
+                self._close()
+                raise failures.rebased(exc, self.report.stored, self._consumed) from exc
             r = self.report
             r.added += part.added
             r.duplicates += part.duplicates

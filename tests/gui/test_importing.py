@@ -61,3 +61,26 @@ def test_a_file_is_read_in_bounded_chunks_and_an_overlong_line_is_skipped_unread
     assert [n for n, _ in report.errors] == [3] and "too long" in report.errors[0][1]
     assert len(chunks) >= 3  # ~30 KB records, 50 KB chunks: two records a chunk, not all six at once
     assert data.closed
+
+
+def test_a_full_disk_part_way_is_told_from_the_start_of_the_file(qtbot, bridge, engine, monkeypatch) -> None:
+    from desktop_memory.core.errors import DiskFull
+    from desktop_memory.engine import failures
+
+    service = engine(bridge, lambda s: s)
+    real = service.import_records
+    calls: list[int] = []
+
+    def fills_up(lines, **kw):
+        calls.append(len(lines))
+        if len(calls) == 2:
+            real(lines[:2], **kw)
+            raise DiskFull(failures.DISK_FULL, "2 record(s) were stored, nothing after line 2 was imported")
+        return real(lines, **kw)
+
+    monkeypatch.setattr(service, "import_records", fills_up)
+    lines = [json.dumps({"content": f"note {i} about the orchard rota"}) for i in range(1, 10)]
+    failed: list[str] = []
+    ChunkedImport(bridge, lambda: iter(lines), done=failed.append, failed=failed.append, chunk=3).start()
+    qtbot.waitUntil(lambda: bool(failed), timeout=20_000)
+    assert failed[0] == f"{failures.DISK_FULL}; 5 record(s) were stored, nothing after line 5 was imported"
