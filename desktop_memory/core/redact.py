@@ -61,10 +61,11 @@ Other judgement calls (see tests/data/redaction_corpus.jsonl for examples):
   ``f(password=password)``, code going on after a blank (``hash(pw, 10)``,
   ``Optional[Dict[str, Any]]``), Python strings with a prefix (``f"<{lang}>"``, ``r'[a-z]+'``), names
   made from the key (``hashedPassword``, ``next_token``, ``PasswordHash``), a token value closing a
-  bracket it did not open (``token=t)[0].id``), ``None``, ``N/A``, ``****``, masked or cut values
-  (``hf_***``, ``sk-...``), YAML tags and aliases (``!vault``, ``*db_password``), URLs and paths of
-  plain path characters (``/run/secrets/db``; ``/Xk9!mm`` is a secret). ``key :`` with a blank before
-  the colon is only a field for "mot de passe :" (French typography); ``Pass :meth:`` is a verb.
+  bracket it did not open (``token=t)[0].id``), ``None``, ``N/A``, ``****``, a public prefix
+  masked (``hf_***``, ``sk-proj-...``; but ``hunt...`` is a secret cut short), YAML tags and
+  aliases (``!vault``, ``*db_password``), URLs and paths of plain path characters
+  (``/run/secrets/db``; ``/Xk9!mm`` is a secret). ``key :`` with a blank before the colon is only a
+  field for "mot de passe :" (French typography); ``Pass :meth:`` is a verb.
 * Card numbers: 13-19 digits, plain or grouped 4-4-4-4 / 4-6-5 / 4-6-4 with spaces or dashes,
   passing Luhn with a known network prefix and length. Digits glued to letters, dots or slashes
   (hashes, decimals, paths) are not cards.
@@ -186,7 +187,7 @@ _CODE_REFERENCE = re.compile(
 _PLACEHOLDER_VALUE = re.compile(
     r"(?i)(?:none|null|nil|undefined|true|false|redacted|hidden|masked|placeholder|replace[_-]?me"
     r"|todo|tbd|n/?a|your[_-].*|.*[_-]here|[*•·.?#_-]+|x{3,}|\#[0-9a-f]{3,8}|pass|password|passwd|pwd|secret"
-    r"|.{0,40}?(?:\*{3,}|•{3,}|\.{3}|…)"  # masked or cut short: hf_***, sk-...
+    r"|(?:[a-z0-9]{1,8}[_-]){1,3}(?:\*{3,}|•{3,}|\.{3,}|…)"  # a public prefix, masked: hf_***, sk-proj-...
     r"|token|api[_-]?key"
     r"|![A-Za-z]++|\*[A-Za-z_][\w-]*+|&[A-Za-z_][\w-]*+)\Z"  # YAML: !vault tag, *alias, &anchor
 )

@@ -509,7 +509,7 @@ _DOCUMENTED_REFERENCE = re.compile(
     r"[A-Za-z_$][\w$.]*(?:(?:\(\)|\[\])(?:\..*)?|[(\[][\"'].*|[(\[].*[)\]](?:=.*)?)"
     r"|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?=[^(\[]*[(\[])(?:[(\[][A-Za-z_$][\w$.]*)*[(\[]?"
     r"|[A-Za-z_$]+(?:\.[A-Za-z_$]+)+|[A-Za-z][\w+.-]*://.*|[A-Za-z]:\\.*|(?i:your[_-].*|.*[_-]here)"
-    r"|[rRbBuUfF]{1,2}([\"']).*\1"
+    r"|[rRbBuUfF]{1,2}([\"']).*\1|(?i:(?:[a-z0-9]{1,8}[_-]){1,3}(?:\*{3,}|•{3,}|\.{3,}|…))"
 )
 
 
@@ -523,6 +523,8 @@ def _named_after(v: str) -> bool:
     """A name made from a key word, as documented: ``user_password``, ``PasswordHash``, ``aPw``."""
     low = v.lower()
     for key in ("password", "passwort", "pwd", "pw", "passe", "secret", "token", "key"):
+        if low == key:
+            return True
         cuts = ([len(v) - len(key)] if low.endswith(key) else []) + ([len(key)] if low.startswith(key) else [])
         for i in cuts:
             if 0 < i < len(v) and (v[i] in "_-." or v[i - 1] in "_-." or v[i].isupper() and v[i - 1].islower()):
