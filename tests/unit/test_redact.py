@@ -256,9 +256,9 @@ def _big_inputs() -> dict[str, str]:
 @pytest.mark.parametrize("name", list(_big_inputs()))
 def test_one_megabyte_is_fast(name: str) -> None:
     text = _big_inputs()[name]
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a busy machine does not fail it; catastrophic backtracking does
     redact(text)
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 3.0
 
 
 # --- Hypothesis properties ------------------------------------------------------------------------
