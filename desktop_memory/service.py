@@ -500,7 +500,7 @@ class MemoryService:
         EXTEND_WINDOW_S (typing, a streamed answer growing): the one in-place update allowed."""
         prev = self.store.previous_capture(new.source, new.source_app, new.created_at)
         if (prev is None or prev.forgotten or len(new.content) <= len(prev.content)
-                or prev.content not in new.content):
+                or not new.content.startswith(prev.content)):  # grown at its end, not quoted inside
             return None  # a forgotten capture stays forgotten: the longer text is a memory of its own
         last = max(prev.created_at, self.store.last_replaced(prev.id) or 0.0)
         return prev if 0 <= new.created_at - last <= EXTEND_WINDOW_S else None

@@ -92,6 +92,14 @@ def test_extension_only_from_the_same_source_and_app_within_the_window(fake_serv
         "Status", "Status: green", "Status: green, deploy at 5"]
 
 
+def test_a_short_capture_quoted_inside_a_later_one_is_not_extended(fake_service):
+    ok = fake_service.add("Thanks!", source="clipboard", source_app="Chat")
+    later = fake_service.add("Sam wrote Thanks! after the invoice INV-2291 was paid", source="clipboard",
+                             source_app="Chat")
+    assert later.status != "extended" and later.memory.id != ok.memory.id
+    assert fake_service.get(ok.memory.id).content == "Thanks!" and fake_service.versions(ok.memory.id) == []
+
+
 def test_a_forgotten_capture_is_not_extended(fake_service):
     a = fake_service.add("Address: 12 Elm", source="clipboard")
     fake_service.set_forgotten(a.memory.id, True)
