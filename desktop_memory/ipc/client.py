@@ -227,6 +227,9 @@ class RemoteService:
     def doctor(self) -> dict[str, Any]:
         return self._call("doctor")
 
+    def index_status(self) -> dict[str, Any]:
+        return self._call("index_status")
+
     def export_records(self, *, include_forgotten: bool = False) -> Iterator[dict[str, Any]]:
         yield from self._call("export_records", include_forgotten=include_forgotten)
 

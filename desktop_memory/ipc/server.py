@@ -58,6 +58,7 @@ CALLS: dict[str, Callable[[MemoryService, dict[str, Any]], Any]] = {
     "retention": lambda s, p: s.retention(**p),
     "stats": lambda s, p: s.stats(),
     "doctor": lambda s, p: s.doctor(),
+    "index_status": lambda s, p: s.index_status(),
     "export_records": lambda s, p: list(s.export_records(include_forgotten=bool(p.get("include_forgotten")))),
     "export_markdown": lambda s, p: list(s.export_markdown(include_forgotten=bool(p.get("include_forgotten")))),
     "settings": lambda s, p: codec.settings_to(s.settings),

@@ -76,6 +76,7 @@ class DesktopApp(QObject):
         self.hotkeys = GlobalHotkeys(self)
         self._hotkey_problems: dict[str, str] = {}
         self._settings_problem: str | None = None  # the damaged settings.json last told about
+        self._index_told = ""  # the vector index repair last told about
         self.instance = single_instance.InstanceServer(single_instance.server_name(data_dir), self)
         self._resume = QTimer(self, singleShot=True, timeout=self.resume_capture)
         self._queue_poll = QTimer(self, interval=QUEUE_POLL_MS, timeout=self._poll_queue)
@@ -129,7 +130,14 @@ class DesktopApp(QObject):
         self.bridge.submit(lambda s: s.settings, self._first_settings)
         self.bridge.submit(lambda s: s.search("warm up", limit=1, record_access=False),  # load the model now
                            lambda _: log.info("embedding model loaded"))
+        self.bridge.submit(lambda s: s.index_status(), self._index_checked)  # after the warm-up opened the index
         self._start_enrichment()
+
+    def _index_checked(self, status: dict) -> None:
+        """A damaged or missing vector index was moved aside and is rebuilt from the database: say so once."""
+        if status.get("message") and status.get("message") != self._index_told:
+            self._index_told = status["message"]
+            self.notify(status["message"])
 
     def _first_settings(self, settings: Settings) -> None:
         """The engine is open and its settings applied (the clipboard watcher, the hotkeys): ready."""

@@ -392,3 +392,28 @@ def test_a_damaged_settings_file_is_told_once_and_keeps_capture_off(qtbot, tmp_p
         assert len(notices) == 1
     finally:
         app.quit()
+
+
+def test_a_vector_index_rebuilt_at_start_is_told_once(qtbot, tmp_path: Path, monkeypatch) -> None:
+    import shutil
+
+    monkeypatch.setattr("desktop_memory.qt.app.QApplication.exit", lambda *a: None)
+    folder = tmp_path / "data"
+    with MemoryService(folder, embedder=FakeEmbedder()) as service:
+        for i in range(40):
+            service.add(f"Invoice INV-{3100 + i} for Fabrikam: {i + 2} units of part QX-{i * 7}, due {i % 28 + 1} May")
+    shutil.rmtree(folder / "vectors")  # lost (a crash, a sync tool): the database still has every vector
+    (folder / "settings.json").write_text('{"capture_enabled": false}', encoding="utf-8")
+    notices: list[str] = []
+    app = DesktopApp(folder, opener=lambda f: MemoryService(f, embedder=FakeEmbedder()))
+    monkeypatch.setattr(app.tray, "notify", notices.append)
+    with qtbot.waitSignal(app.engine_ready, timeout=20_000):
+        assert app.start()
+    qtbot.addWidget(app.search)
+    qtbot.addWidget(app.settings_window)
+    try:
+        qtbot.waitUntil(lambda: any("vector index" in n for n in notices), timeout=20_000)
+        assert sum("vector index" in n for n in notices) == 1
+        assert all("Error" not in n and "Traceback" not in n for n in notices)
+    finally:
+        app.quit()
