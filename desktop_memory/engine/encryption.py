@@ -170,7 +170,8 @@ def remove_files(path: Path, *, overwrite: bool = False) -> None:
         p.unlink()
 
 
-def _sync_dir(folder: Path) -> None:
+def sync_dir(folder: Path) -> None:
+    """Make renames and deletions in a folder durable (a no-op where folders cannot be opened)."""
     if hasattr(os, "O_DIRECTORY"):
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
         try:
@@ -206,7 +207,7 @@ def rekey(db: Path, old_key: str | None, new_key: str | None) -> None:
     for suffix in ("-wal", "-shm"):
         _sibling(db, suffix).unlink(missing_ok=True)  # emptied by the checkpoint above
     os.replace(tmp, db)
-    _sync_dir(db.parent)
+    sync_dir(db.parent)
     verify(db, new_key, expected)
     remove_files(old, overwrite=old_key is None)
 

@@ -104,15 +104,6 @@ def sync_file(path: Path) -> None:
         os.fsync(fh.fileno())
 
 
-def _sync_dir(folder: Path) -> None:
-    if hasattr(os, "O_DIRECTORY"):
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 # -- opening a folder -----------------------------------------------------------------------------
 def open_folder(folder: Path, *, start_fresh: bool = False) -> list[str]:
     """Everything that must happen before the database opens; returns notes for the person (may be empty).
@@ -197,7 +188,7 @@ def set_aside(folder: Path, db: Path) -> str:
             target = _unique(path.with_name(path.name + SET_ASIDE + stamp))
             os.replace(path, target)
             moved.append(target.name)
-    _sync_dir(folder)
+    encryption.sync_dir(folder)
     note = f"started with an empty memory in {folder}; kept aside: {', '.join(moved)}"
     log.warning("%s", note)
     return note
@@ -244,7 +235,7 @@ def swap_in_restore(folder: Path, db: Path, staged: Path) -> Path | None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, folder / JOURNAL)
-    _sync_dir(folder)
+    encryption.sync_dir(folder)
     _finish(folder, db, staged, kept)
     return kept
 
@@ -255,13 +246,13 @@ def _finish(folder: Path, db: Path, staged: Path, kept: Path | None) -> None:
             _move_database(db, kept if kept is not None and not kept.exists() else kept_name(db))
         for suffix in ("-wal", "-shm", "-journal"):  # an empty database's: nothing to keep
             db.with_name(db.name + suffix).unlink(missing_ok=True)
-        _sync_dir(folder)
+        encryption.sync_dir(folder)
         os.replace(staged, db)
-        _sync_dir(folder)
+        encryption.sync_dir(folder)
     if staged_settings(folder).exists():
         os.replace(staged_settings(folder), folder / SETTINGS_FILE)
     (folder / JOURNAL).unlink(missing_ok=True)
-    _sync_dir(folder)
+    encryption.sync_dir(folder)
 
 
 def _move_database(src: Path, dst: Path) -> None:
@@ -292,7 +283,7 @@ def recover_restore(folder: Path, db: Path) -> str | None:
                 "is back in place; run the restore again")
     encryption.remove_files(staged)
     staged_settings(folder).unlink(missing_ok=True)
-    _sync_dir(folder)
+    encryption.sync_dir(folder)
     if note:
         log.warning("%s", note)
     return note
@@ -315,7 +306,7 @@ def _recover_journal(folder: Path, db: Path, staged: Path, journal: Path) -> str
         encryption.remove_files(staged)
         staged_settings(folder).unlink(missing_ok=True)
         journal.unlink()
-        _sync_dir(folder)
+        encryption.sync_dir(folder)
         note = "a restore was interrupted and its copy is damaged: the previous database is back; run it again"
     log.warning("%s", note)
     return note
