@@ -21,6 +21,7 @@ from desktop_memory.qt import single_instance
 from desktop_memory.qt.app import DesktopApp
 from desktop_memory.service import MemoryService
 from tests.fakes import FakeEmbedder
+from tests.integration.test_engine_host import gone
 
 
 @pytest.fixture
@@ -227,19 +228,6 @@ def search_for(qtbot, app: DesktopApp, query: str) -> str:
     return app.search.model.memories[0].content
 
 
-def gone(pid: int, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-            if Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z":
-                return True
-        except (ProcessLookupError, FileNotFoundError):
-            return True
-        time.sleep(0.1)
-    return False
-
-
 def test_the_engine_runs_in_its_own_process_and_comes_back_after_a_kill(qtbot, hosted, engine, tmp_path) -> None:
     app = hosted
     host_pid = app.host.pid
@@ -372,18 +360,24 @@ def test_an_import_chunk_cut_by_a_kill_fails_with_a_message_instead_of_being_ski
     assert count <= 256  # the first chunk only: the cut one was not skipped over silently by a re-run
 
 
+def started_with_notices(qtbot, folder: Path) -> tuple[DesktopApp, list[str]]:
+    """The app on an in-process engine, its notices collected instead of shown."""
+    notices: list[str] = []
+    app = DesktopApp(folder, opener=lambda f: MemoryService(f, embedder=FakeEmbedder()))
+    app.tray.notify = notices.append  # type: ignore[method-assign]
+    with qtbot.waitSignal(app.engine_ready, timeout=20_000):
+        assert app.start()
+    qtbot.addWidget(app.search)
+    qtbot.addWidget(app.settings_window)
+    return app, notices
+
+
 def test_a_damaged_settings_file_is_told_once_and_keeps_capture_off(qtbot, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr("desktop_memory.qt.app.QApplication.exit", lambda *a: None)
     folder = tmp_path / "data"
     folder.mkdir()
     (folder / "settings.json").write_text('{"capture_enabled": false,}', encoding="utf-8")  # a trailing comma
-    notices: list[str] = []
-    app = DesktopApp(folder, opener=lambda f: MemoryService(f, embedder=FakeEmbedder()))
-    monkeypatch.setattr(app.tray, "notify", notices.append)
-    with qtbot.waitSignal(app.engine_ready, timeout=20_000):
-        assert app.start()
-    qtbot.addWidget(app.search)
-    qtbot.addWidget(app.settings_window)
+    app, notices = started_with_notices(qtbot, folder)
     try:
         assert len(notices) == 1 and "settings.json" in notices[0] and "capture is off" in notices[0]
         assert not app.watcher.running
@@ -404,13 +398,7 @@ def test_a_vector_index_rebuilt_at_start_is_told_once(qtbot, tmp_path: Path, mon
             service.add(f"Invoice INV-{3100 + i} for Fabrikam: {i + 2} units of part QX-{i * 7}, due {i % 28 + 1} May")
     shutil.rmtree(folder / "vectors")  # lost (a crash, a sync tool): the database still has every vector
     (folder / "settings.json").write_text('{"capture_enabled": false}', encoding="utf-8")
-    notices: list[str] = []
-    app = DesktopApp(folder, opener=lambda f: MemoryService(f, embedder=FakeEmbedder()))
-    monkeypatch.setattr(app.tray, "notify", notices.append)
-    with qtbot.waitSignal(app.engine_ready, timeout=20_000):
-        assert app.start()
-    qtbot.addWidget(app.search)
-    qtbot.addWidget(app.settings_window)
+    app, notices = started_with_notices(qtbot, folder)
     try:
         qtbot.waitUntil(lambda: any("vector index" in n for n in notices), timeout=20_000)
         assert sum("vector index" in n for n in notices) == 1

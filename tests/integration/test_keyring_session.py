@@ -23,7 +23,7 @@ BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Config
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>
   <type>session</type>
-  <listen>unix:dir={folder}</listen>
+  <listen>{listen}</listen>
   <auth>EXTERNAL</auth>
   <policy context="default">
     <allow send_destination="*" eavesdrop="true"/>
@@ -55,7 +55,7 @@ def secret_service(home: Path, *, timeout_s: float = 30.0) -> Iterator[dict[str,
                XDG_CONFIG_HOME=str(home / "config"), XDG_CACHE_HOME=str(home / "cache"))
     # a bus without service activation: nothing but our gnome-keyring can answer as the Secret Service
     # (the stock session config would start a second, locked one when we ask too early)
-    (home / "bus.conf").write_text(BUS_CONFIG.format(folder=home / "runtime"))
+    (home / "bus.conf").write_text(BUS_CONFIG.format(listen=f"unix:dir={home / 'runtime'}"))
     bus = subprocess.Popen(["dbus-daemon", f"--config-file={home / 'bus.conf'}", "--nofork", "--print-address=1"],
                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     daemon: subprocess.Popen[str] | None = None

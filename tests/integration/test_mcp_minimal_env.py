@@ -38,25 +38,12 @@ from desktop_memory.mcp.engine import release_vector_index
 from desktop_memory.service import MemoryService
 
 from .test_ipc import HOST, start, stop
-from .test_keyring_session import PASSWORD, _reset_keyring_backend, _wait_for_secret_service
+from .test_keyring_session import BUS_CONFIG, PASSWORD, _reset_keyring_backend, _wait_for_secret_service
 
 pytestmark = pytest.mark.integration
 BIN = Path(sys.executable).parent  # .venv/bin
 DM = str(BIN / "desktop-memory")
 TOOLS = {"search_memories", "get_context", "add_memory", "pin_memory", "forget_memory"}
-BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path={socket}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-"""
 _ENV_KEYS = ("DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR")
 
 
@@ -99,7 +86,7 @@ def freedesktop_session(home: Path) -> Iterator[dict[str, str]]:
     home.mkdir(parents=True, exist_ok=True)
     (home / "keyring-data").mkdir(mode=0o700)
     (home / "keyring-control").mkdir(mode=0o700)
-    (home / "bus.conf").write_text(BUS_CONFIG.format(socket=bus_socket))
+    (home / "bus.conf").write_text(BUS_CONFIG.format(listen=f"unix:path={bus_socket}"))
     env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": f"unix:path={bus_socket}", "XDG_RUNTIME_DIR": str(run)}
     saved = {k: os.environ.get(k) for k in _ENV_KEYS}
     bus = daemon = None
