@@ -116,7 +116,7 @@ def test_purge_removes_versions_too(fake_service):
 
 
 def test_exact_duplicates_inside_one_batch_and_across_batches_import_completely(fake_service, monkeypatch):
-    import desktop_memory.service as service_module
+    import desktop_memory.service.facade as service_module
 
     monkeypatch.setattr(service_module, "IMPORT_BATCH", 4)
     texts = ["Hey!", "Thanks!", "Hey!", "see you at 5", "Hey!", "Thanks!", "new line one", "Hey!",
@@ -319,7 +319,7 @@ def test_doctor_reports_ok(fake_service):
 
 
 def test_filtered_meaning_search_exact_and_deep_paths(fake_service, monkeypatch):
-    import desktop_memory.service as service_module
+    import desktop_memory.service.facade as service_module
 
     # every note gets its own words, so no two vectors (and no two similarities) tie: HNSW degrades on
     # exact ties, and that is not what this test is about
@@ -404,7 +404,7 @@ def test_a_pending_vector_write_cannot_outlive_a_purge_or_an_edit(fake_service):
 
 
 def test_a_pipelined_import_dedupes_across_batches_and_acknowledges_committed_work(fake_service, monkeypatch):
-    import desktop_memory.service as service_module
+    import desktop_memory.service.facade as service_module
 
     monkeypatch.setattr(service_module, "IMPORT_BATCH", 3)
     words = ["apple", "banana", "cherry", "damson", "elder", "fig", "grape", "hazel"]
@@ -433,7 +433,7 @@ class FailsOnSecondBatch(FakeEmbedder):
 
 
 def test_an_import_that_fails_keeps_the_batches_committed_before(tmp_path, monkeypatch):
-    import desktop_memory.service as service_module
+    import desktop_memory.service.facade as service_module
 
     monkeypatch.setattr(service_module, "IMPORT_BATCH", 2)
     with MemoryService(tmp_path / "data", embedder=FailsOnSecondBatch()) as svc:
@@ -444,7 +444,7 @@ def test_an_import_that_fails_keeps_the_batches_committed_before(tmp_path, monke
 
 
 def test_an_add_is_found_by_meaning_before_its_vector_reaches_chroma(tmp_path, monkeypatch):
-    import desktop_memory.service as service_module
+    import desktop_memory.service.facade as service_module
 
     monkeypatch.setattr(service_module, "PENDING_FLUSH", 3)
     folder = tmp_path / "data"

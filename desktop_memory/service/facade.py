@@ -15,11 +15,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .core.context import Context, build_context
-from .core.errors import DesktopMemoryError, InvalidInput, NotFound, StorageError
-from .core.models import Hit, Memory, Version, from_iso
-from .core.query import Filters, entity_matches, parse, terms
-from .core.ranking import (
+from ..core.context import Context, build_context
+from ..core.errors import DesktopMemoryError, InvalidInput, NotFound, StorageError
+from ..core.models import Hit, Memory, Version, from_iso
+from ..core.query import Filters, entity_matches, parse, terms
+from ..core.ranking import (
     SIMILAR_CAP,
     RankingParams,
     collapse_families,
@@ -28,19 +28,19 @@ from .core.ranking import (
     fuse,
     spread_to_neighbours,
 )
-from .core.redact import redact
-from .core.text import check_content, content_hash, decode, first_line
-from .engine import encryption, failures, records
-from .engine import folder as folder_files
-from .engine.embed import DIMENSIONS, Embedder
-from .engine.enrichment import Enricher, EnrichmentQueue, EnrichReport
-from .engine.enrichment import status as enrichment_status
-from .engine.foreground import Foreground
-from .engine.index_health import remove_moved_aside
-from .engine.lock import DataDirLock
-from .engine.settings import Settings
-from .engine.store import Store
-from .engine.vectors import VectorIndex
+from ..core.redact import redact
+from ..core.text import check_content, content_hash, decode, first_line
+from ..engine import encryption, failures, records
+from ..engine import folder as folder_files
+from ..engine.embed import DIMENSIONS, Embedder
+from ..engine.enrichment import Enricher, EnrichmentQueue, EnrichReport
+from ..engine.enrichment import status as enrichment_status
+from ..engine.foreground import Foreground
+from ..engine.index_health import remove_moved_aside
+from ..engine.lock import DataDirLock
+from ..engine.settings import Settings
+from ..engine.store import Store
+from ..engine.vectors import VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -1027,7 +1027,7 @@ class MemoryService:
         db_bytes = sum(p.stat().st_size for p in self.folder.glob(DB_NAME + "*"))
         vec_dir = self.folder / VECTORS_DIR
         vec_bytes = sum(p.stat().st_size for p in vec_dir.rglob("*") if p.is_file()) if vec_dir.exists() else 0
-        from .core.models import to_iso
+        from ..core.models import to_iso
 
         return {
             "data_dir": str(self.folder),
@@ -1123,7 +1123,7 @@ class MemoryService:
 
     def set_enrichment_model(self, path: str | None) -> dict[str, Any]:
         """Use another GGUF (None or "" for the bundled one); every memory is enriched again."""
-        from .engine.llm import check_model
+        from ..engine.llm import check_model
 
         info = check_model(path or None)
         self.enricher.try_model(info)  # a truncated or unsupported file fails here, not later
