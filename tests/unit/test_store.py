@@ -122,7 +122,7 @@ def _keyword_store(tmp_path: Path) -> Store:
 
 
 def test_common_words_score_but_do_not_select_rows_on_their_own(tmp_path, monkeypatch):
-    import desktop_memory.engine.store as store_module
+    import desktop_memory.engine.store_search as store_module
 
     monkeypatch.setattr(store_module, "SELECT_BUDGET", 4)
     store = _keyword_store(tmp_path)
@@ -141,7 +141,7 @@ def test_common_words_score_but_do_not_select_rows_on_their_own(tmp_path, monkey
 
 
 def test_when_every_word_is_common_the_rarest_still_selects(tmp_path, monkeypatch):
-    import desktop_memory.engine.store as store_module
+    import desktop_memory.engine.store_search as store_module
 
     monkeypatch.setattr(store_module, "SELECT_BUDGET", 2)
     store = _keyword_store(tmp_path)
@@ -150,7 +150,7 @@ def test_when_every_word_is_common_the_rarest_still_selects(tmp_path, monkeypatc
 
 
 def test_document_frequencies_are_kept_while_the_store_grows_a_little(tmp_path, monkeypatch):
-    import desktop_memory.engine.store as store_module
+    import desktop_memory.engine.store_search as store_module
 
     monkeypatch.setattr(store_module, "SELECT_BUDGET", 4)
     store = _keyword_store(tmp_path)

@@ -1,0 +1,201 @@
+"""Keyword search and filters over the memories table: FTS5 ranking, row selection by rare terms, filter SQL.
+
+A mixin of `Store` (engine/store.py): it reads through the store's one connection (`self.db`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import apsw
+
+from ..core.errors import StorageError
+from ..core.query import Filters, fts_or
+
+DF_CACHE = 50_000  # document frequencies kept (a few MB at most)
+SELECT_BUDGET = 8000  # query terms select rows, rarest first, until their document counts reach this
+
+
+def _moved(top: int, since: int | None, *, floor: int, share: int) -> bool:
+    """Whether the highest rowid moved by more than 1/`share` (at least `floor` rows) since `since`."""
+    return since is None or abs(top - since) > max(floor, since // share)
+
+
+def _scalar(db: apsw.Connection, sql: str, params: Sequence[Any] = ()) -> Any:
+    row = db.execute(sql, params).fetchone()
+    return row[0] if row else None
+
+
+class KeywordSearch:
+    """The store's keyword search and filter SQL; `Store` provides `db`."""
+
+    db: apsw.Connection
+
+    def _reset_search_cache(self) -> None:
+        """Start with no cached document frequencies or row count."""
+        self._porter: Any = None
+        self._df_top: int | None = None
+        self._rows_top: int | None = None
+        self._df: dict[str, int] = {}
+        self._fts_rows = 0
+
+    # -- filters ------------------------------------------------------------------------------
+    @staticmethod
+    def filter_sql(filters: Filters, alias: str = "m") -> tuple[str, list[Any]]:
+        """A WHERE fragment (always valid SQL) and its parameters for the given filters."""
+        clauses, params = [], []
+        if not filters.include_forgotten:
+            clauses.append(f"{alias}.forgotten = 0")
+        if filters.pinned_only:
+            clauses.append(f"{alias}.pinned = 1")
+        if filters.sources:
+            clauses.append(f"lower({alias}.source) IN ({','.join('?' * len(filters.sources))})")
+            params += [s.lower() for s in filters.sources]
+        if filters.apps:
+            clauses.append("(" + " OR ".join(f"lower({alias}.source_app) LIKE ?" for _ in filters.apps) + ")")
+            params += [f"%{a.lower()}%" for a in filters.apps]
+        for tag in filters.tags:
+            clauses.append(f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE lower(value) = ?)")
+            params.append(tag.lower())
+        if filters.after:
+            clauses.append(f"{alias}.created_at >= ?")
+            params.append(filters.after.timestamp())
+        if filters.before:
+            clauses.append(f"{alias}.created_at < ?")
+            params.append(filters.before.timestamp())
+        for ent in filters.entities:  # enrichment entities (issue 3): text contains, optionally of a type
+            clauses.append(f"EXISTS (SELECT 1 FROM json_each({alias}.entities) WHERE "
+                           "instr(lower(json_extract(value, '$.text')), ?) > 0"
+                           + (" AND json_extract(value, '$.type') = ?)" if ent.type else ")"))
+            params += [ent.text, ent.type] if ent.type else [ent.text]
+        return (" AND ".join(clauses) or "1"), params
+
+    def keyword_search(self, match: str, filters: Filters, limit: int) -> list[tuple[str, float]]:
+        """(id, bm25 score, higher is better) for an already-sanitised FTS5 expression.
+
+        Without filters the FTS index is ranked on its own and only the top rows are joined
+        (2-4x faster at 100k memories than joining every match before sorting).
+        """
+        score = "-bm25(memories_fts, 1.0, 0.5, 1.0, 1.0, 0.5)"
+        where, params = self.filter_sql(filters)
+        try:
+            if not filters.active:
+                fetch = limit + limit // 2 + 10
+                top = self.db.execute(
+                    f"SELECT rowid, {score} AS s FROM memories_fts WHERE memories_fts MATCH ? ORDER BY s DESC LIMIT ?",
+                    (match, fetch),
+                ).fetchall()
+                ids = self._ids_for_rowids([r[0] for r in top], where, params)
+                found = [(ids[r], float(s)) for r, s in top if r in ids][:limit]
+                if len(found) == limit or len(top) < fetch:
+                    return found
+            sql = (
+                f"SELECT m.id, {score} AS s FROM memories_fts "
+                "JOIN memories m ON m.rowid = memories_fts.rowid "
+                f"WHERE memories_fts MATCH ? AND {where} ORDER BY s DESC LIMIT ?"
+            )
+            return [(r[0], float(r[1])) for r in self.db.execute(sql, [match, *params, limit])]
+        except apsw.SQLError as exc:  # a sanitiser bug must not become a traceback
+            raise StorageError(f"keyword search failed: {exc}") from exc
+
+    def keyword_search_terms(self, toks: Sequence[str], filters: Filters, limit: int) -> list[tuple[str, float]]:
+        """bm25 over OR-ed terms, ranking a bounded number of rows whatever the store's size.
+
+        FTS5 ranks every row that matches any term (~1.5 us a row: ~60 ms for a word in half of 100k
+        memories). So the rarest terms select rows until their document counts add up to
+        SELECT_BUDGET; the commoner ones are kept for scoring but no longer select rows on their own:
+        the query becomes `(selecting terms) AND (all terms)`. A row that holds only common words
+        scores at most 2.2 x their small IDFs and rarely reaches the top; bm25 then counts the
+        selecting terms twice, which only shifts weight toward them. When fewer than `limit` rows
+        match, the whole query runs. (Measured on 100k synthetic notes: docs/benchmarks.md.)
+        """
+        if not toks:
+            return []
+        common = self._common_terms(toks)
+        if common:
+            selecting = [t for t in toks if t not in common]
+            found = self.keyword_search(f"({fts_or(selecting)}) AND ({fts_or(toks)})", filters, limit)
+            if len(found) >= limit:
+                return found
+        return self.keyword_search(fts_or(toks), filters, limit)
+
+    def _common_terms(self, toks: Sequence[str]) -> set[str]:
+        """The terms left out of row selection (never the rarest; none when the budget covers all)."""
+        top = int(_scalar(self.db, "SELECT coalesce(max(rowid), 0) FROM memories"))
+        if _moved(top, self._rows_top, floor=100, share=100):  # the row count: after 1 % more rows
+            self._rows_top, self._fts_rows = top, int(_scalar(self.db, "SELECT count(*) FROM memories"))
+        # a term's count walks its whole doclist (~2 ms a query at 100k when none is cached); counts
+        # only decide which terms select rows, so they are kept until the store grows by 10 %
+        if _moved(top, self._df_top, floor=1000, share=10) or len(self._df) > DF_CACHE:
+            self._df_top, self._df = top, {}
+        if self._fts_rows <= SELECT_BUDGET or len(toks) < 2:
+            return set()  # no query can rank more rows than the budget
+        counts = {t: self._document_frequency(t) for t in toks}
+        selecting: set[str] = set()
+        total = 0
+        for t in sorted(counts, key=counts.__getitem__):
+            if selecting and total + counts[t] > SELECT_BUDGET:
+                break
+            selecting.add(t)
+            total += counts[t]
+        return set(counts) - selecting
+
+    def _document_frequency(self, term: str) -> int:
+        """Rows holding `term` (0 for a term that is not one token, so it is never treated as common)."""
+        hit = self._df.get(term)
+        if hit is None:
+            if self._porter is None:
+                self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_terms "
+                                "USING fts5vocab(main, 'memories_fts', 'row')")
+                self._porter = self.db.fts5_tokenizer("porter", ["unicode61"])  # as memories_fts tokenizes
+            tokens = self._porter(term.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False)
+            hit = 0
+            if len(tokens) == 1:
+                sql = "SELECT doc FROM temp.memories_fts_terms WHERE term = ?"
+                hit = int(_scalar(self.db, sql, (tokens[0][0],)) or 0)
+            self._df[term] = hit
+        return hit
+
+    def _ids_for_rowids(self, rowids: Sequence[int], where: str, params: Sequence[Any]) -> dict[int, str]:
+        if not rowids:
+            return {}
+        sql = f"SELECT m.rowid, m.id FROM memories m WHERE m.rowid IN ({','.join('?' * len(rowids))}) AND {where}"
+        return {r[0]: r[1] for r in self.db.execute(sql, [*rowids, *params])}
+
+    def session_neighbours(self, ids: Sequence[str]) -> dict[str, list[str]]:
+        """For each id, the memories just before and after it in its session (one statement)."""
+        if not ids:
+            return {}
+        sql = (
+            "WITH s AS (SELECT rowid, id, session_id FROM memories "
+            f"WHERE id IN ({','.join('?' * len(ids))}) AND session_id IS NOT NULL) "
+            "SELECT s.id, "
+            "(SELECT m.id FROM memories m WHERE m.session_id = s.session_id AND m.rowid < s.rowid "
+            "ORDER BY m.rowid DESC LIMIT 1), "
+            "(SELECT m.id FROM memories m WHERE m.session_id = s.session_id AND m.rowid > s.rowid "
+            "ORDER BY m.rowid LIMIT 1) FROM s"
+        )
+        return {mid: [n for n in (before, after) if n is not None]
+                for mid, before, after in self.db.execute(sql, list(ids))}
+
+    def filtered_ids(self, filters: Filters, cap: int) -> list[str] | None:
+        """Ids matching the filters, or None when more than cap match."""
+        where, params = self.filter_sql(filters)
+        rows = self.db.execute(f"SELECT m.id FROM memories m WHERE {where} LIMIT ?", [*params, cap + 1]).fetchall()
+        return None if len(rows) > cap else [r[0] for r in rows]
+
+    def count_filtered(self, filters: Filters) -> int:
+        where, params = self.filter_sql(filters)
+        return int(self.db.execute(f"SELECT count(*) FROM memories m WHERE {where}", params).fetchone()[0])
+
+    def filter_ids(self, ids: Sequence[str], filters: Filters) -> set[str]:
+        """The subset of `ids` that passes the filters."""
+        where, params = self.filter_sql(filters)
+        out: set[str] = set()
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            sql = f"SELECT m.id FROM memories m WHERE m.id IN ({','.join('?' * len(chunk))}) AND {where}"
+            out.update(r[0] for r in self.db.execute(sql, [*chunk, *params]))
+        return out
+

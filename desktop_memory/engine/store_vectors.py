@@ -1,0 +1,68 @@
+"""The durable vector queue and the float16 vector copies (m004) in SQLite.
+
+A mixin of `Store` (engine/store.py): it writes through the store's one connection (`self.db`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import apsw
+import numpy as np
+
+
+class VectorRows:
+    """Queue rows for Chroma and the vectors SQLite keeps itself; `Store` provides `db`."""
+
+    db: apsw.Connection
+
+    # -- vector queue -------------------------------------------------------------------------
+    def queued(self, limit: int = 512) -> list[tuple[str, str]]:
+        return [
+            (r[0], r[1])
+            for r in self.db.execute("SELECT memory_id, op FROM vector_queue ORDER BY queued_at LIMIT ?", (limit,))
+        ]
+
+    def queued_upserts(self, limit: int) -> list[str]:
+        return [r[0] for r in self.db.execute(
+            "SELECT memory_id FROM vector_queue WHERE op = 'upsert' LIMIT ?", (limit,))]
+
+    def queue_length(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM vector_queue").fetchone()[0])
+
+    def enqueue(self, ids: Iterable[str], op: str) -> None:
+        self.db.executemany("INSERT OR REPLACE INTO vector_queue(memory_id, op) VALUES (?, ?)", [(i, op) for i in ids])
+
+    def dequeue(self, ids: Iterable[str]) -> None:
+        with self.db:
+            self.db.executemany("DELETE FROM vector_queue WHERE memory_id = ?", [(i,) for i in ids])
+
+    # -- vector copies (m004) -----------------------------------------------------------------
+    def put_vectors(self, pairs: Iterable[tuple[str, np.ndarray]]) -> None:
+        """Keep a float16 copy of each memory's vector (call inside the transaction that wrote it)."""
+        self.db.executemany(
+            "INSERT OR REPLACE INTO memory_vectors(rowid, vec) SELECT rowid, ? FROM memories WHERE id = ?",
+            [(np.asarray(v, dtype=np.float16).tobytes(), i) for i, v in pairs],
+        )
+
+    def stored_vectors(self, ids: Iterable[str]) -> dict[str, np.ndarray]:
+        """The float32 vectors of those memories that have a copy."""
+        ids = list(ids)
+        out: dict[str, np.ndarray] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            sql = ("SELECT m.id, v.vec FROM memories m JOIN memory_vectors v ON v.rowid = m.rowid "
+                   f"WHERE m.id IN ({','.join('?' * len(chunk))})")
+            for mid, blob in self.db.execute(sql, chunk):
+                out[mid] = np.frombuffer(blob, dtype=np.float16).astype(np.float32)
+        return out
+
+    def ids_without_vector(self) -> list[str]:
+        return [r[0] for r in self.db.execute(
+            "SELECT m.id FROM memories m WHERE NOT EXISTS "
+            "(SELECT 1 FROM memory_vectors v WHERE v.rowid = m.rowid) ORDER BY m.rowid")]
+
+    def drop_vectors(self) -> None:
+        """Forget every copy (the embedding model changed)."""
+        self.db.execute("DELETE FROM memory_vectors")
+
