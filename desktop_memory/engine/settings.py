@@ -60,6 +60,8 @@ class Settings:
     hotkey_capture: str = "Ctrl+Alt+C"
     hotkey_selection: str = "Ctrl+Alt+Shift+C"  # capture the selected text (X11: the PRIMARY selection)
     start_at_login: bool = False
+    notify_every_capture: bool = False  # the tray app: a balloon per capture (else only what needs attention)
+    welcome_shown: bool = False  # the tray app showed its first-start welcome
     problem: str | None = field(default=None, compare=False)  # set by `load` only; capture is off while set
 
     @classmethod

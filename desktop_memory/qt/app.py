@@ -96,6 +96,7 @@ class DesktopApp(QObject):
         t = self.tray
         t.search_requested.connect(self.search.toggle)
         t.capture_requested.connect(self.capture_clipboard)
+        t.selection_requested.connect(self.capture_selection)
         t.pause_requested.connect(self.pause_capture)
         t.resume_requested.connect(self.resume_capture)
         t.recent_chosen.connect(lambda mid: self.search.show_and_focus(select_id=mid))
@@ -192,8 +193,10 @@ class DesktopApp(QObject):
             self.watcher.start()
         else:
             self.watcher.stop()
-        problems = self.hotkeys.bind({"search": settings.hotkey_search, "capture": settings.hotkey_capture,
-                                      "selection": settings.hotkey_selection})
+        combos = {"search": settings.hotkey_search, "capture": settings.hotkey_capture,
+                  "selection": settings.hotkey_selection}
+        problems = self.hotkeys.bind(combos)
+        self.tray.set_hotkeys(combos)
         if problems and problems != self._hotkey_problems:
             self.notify("Hotkey not set: " + "; ".join(problems.values()))
         self._hotkey_problems = problems

@@ -12,22 +12,24 @@ import re
 from pathlib import Path
 from typing import IO
 
-from PySide6.QtCore import QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QKeySequence
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QCursor, QDesktopServices, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
+    QDialog,
     QFileDialog,
     QFormLayout,
-    QGroupBox,
     QHBoxLayout,
     QKeySequenceEdit,
     QLabel,
+    QLayout,
     QLineEdit,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -73,6 +75,12 @@ def _export(service: MemoryService, target: Path) -> int:
     return count
 
 
+def _page(layout: QLayout) -> QWidget:
+    page = QWidget()
+    page.setLayout(layout)
+    return page
+
+
 def _open_jsonl(source: Path) -> IO[bytes]:
     try:
         return open(source, "rb")  # noqa: SIM115 - ChunkedImport closes it
@@ -80,8 +88,9 @@ def _open_jsonl(source: Path) -> IO[bytes]:
         raise InvalidInput(f"cannot read {source}: {exc.strerror}") from exc
 
 
-class SettingsWindow(QWidget):
-    """Capture, hotkeys, context, model, data folder, start at login and privacy actions."""
+class SettingsWindow(QDialog):
+    """A compact tabbed dialog (General, Capture, Hotkeys, AI and model, Privacy), centred on its screen and
+    never taller than it: Save and Close stay in view on a 1280x720 laptop."""
 
     saved = Signal(object)  # the new Settings, already applied by the engine
     notice = Signal(str)
@@ -92,8 +101,58 @@ class SettingsWindow(QWidget):
         self.current = Settings()
         self._import: ChunkedImport | None = None
         self.setWindowTitle("desktop-memory settings")
+        self.setModal(False)
 
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self._general_tab(), "&General")
+        self.tabs.addTab(self._capture_tab(), "&Capture")
+        self.tabs.addTab(self._hotkeys_tab(), "Hot&keys")
+        self.tabs.addTab(self._model_tab(), "AI and &model")
+        self.tabs.addTab(self._privacy_tab(), "&Privacy")
+
+        self.error = QLabel()
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color: #c0392b")
+        self.error.hide()
+        save = QPushButton("Save")
+        save.setDefault(True)
+        save.clicked.connect(self.save)
+        close = QPushButton("Close")
+        close.setAutoDefault(False)
+        close.clicked.connect(self.hide)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.error, 1)
+        buttons.addStretch(0)  # keeps Save and Close their natural size while no error shows
+        buttons.addWidget(save)
+        buttons.addWidget(close)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.tabs, 1)
+        layout.addLayout(buttons)
+
+    def _general_tab(self) -> QWidget:
         self.capture = QCheckBox("&Remember what I copy (clipboard capture)")
+        self.notify_all = QCheckBox("&Notify on every capture (otherwise only what needs attention)")
+        self.login = QCheckBox("Start desktop-memory when I &log in")
+        self.login.setEnabled(autostart.supported())
+        folder = QLabel(str(self.data_dir))
+        folder.setWordWrap(True)
+        folder.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        open_folder = QPushButton("&Open data folder")
+        open_folder.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.data_dir))))
+        form = QFormLayout()
+        form.addRow(self.capture)
+        form.addRow(self.notify_all)
+        form.addRow(self.login)
+        form.addRow("Data folder:", folder)
+        row = QHBoxLayout()
+        row.addWidget(open_folder)
+        row.addStretch(1)
+        form.addRow("", row)
+        return _page(form)
+
+    def _capture_tab(self) -> QWidget:
         self.ignore_patterns = QPlainTextEdit()
         self.ignore_patterns.setPlaceholderText("one regular expression per line, e.g. ^\\d{6}$")
         self.ignore_patterns.setAccessibleName("Ignore text matching")
@@ -102,29 +161,31 @@ class SettingsWindow(QWidget):
         self.ignore_apps.setPlaceholderText("one app per line, e.g. keepassxc")
         self.ignore_apps.setAccessibleName("Ignore apps")
         self.ignore_apps.setTabChangesFocus(True)
-        capture = QFormLayout()
-        capture.addRow(self.capture)
-        capture.addRow("Ignore text &matching:", self.ignore_patterns)
-        capture.addRow("Ignore &apps:", self.ignore_apps)
+        for edit in (self.ignore_patterns, self.ignore_apps):
+            edit.setFixedHeight(edit.fontMetrics().lineSpacing() * 3 + 12)
+        form = QFormLayout()
+        form.addRow("Ignore text &matching:", self.ignore_patterns)
+        form.addRow("Ignore &apps:", self.ignore_apps)
         self.rules = RulesEditor()
-        capture.addRow("Rules:", self.rules)
+        form.addRow(QLabel("Rules (the first “ignore” that matches wins; every “redact” and “tag” applies):"))
+        form.addRow(self.rules)
+        return _page(form)
 
+    def _hotkeys_tab(self) -> QWidget:
         self.hotkey_search = QKeySequenceEdit()
         self.hotkey_capture = QKeySequenceEdit()
         self.hotkey_selection = QKeySequenceEdit()
-        hotkeys = QFormLayout()
-        hotkeys.addRow("Open the &search window:", self.hotkey_search)
-        hotkeys.addRow("Capture the &clipboard now:", self.hotkey_capture)
-        hotkeys.addRow("Capture the selected te&xt:", self.hotkey_selection)
+        form = QFormLayout()
+        form.addRow("Open the &search window:", self.hotkey_search)
+        form.addRow("Capture the &clipboard now:", self.hotkey_capture)
+        form.addRow("Capture the selected te&xt:", self.hotkey_selection)
+        return _page(form)
 
+    def _model_tab(self) -> QWidget:
         self.budget = QSpinBox(minimum=50, maximum=200_000, singleStep=100, suffix=" tokens")
         self.budget.setAccessibleName("Context budget")
         self.format = QComboBox()
         self.format.addItems(list(FORMATS))
-        context = QFormLayout()
-        context.addRow("Context &budget:", self.budget)
-        context.addRow("Context &format:", self.format)
-
         self.model_path = QLineEdit()
         self.model_path.setPlaceholderText("the bundled SmolLM2-135M model")
         self.model_path.setAccessibleName("Model file")
@@ -135,59 +196,48 @@ class SettingsWindow(QWidget):
         model_row.addWidget(browse)
         self.threads = QSpinBox(minimum=0, maximum=64, specialValueText="automatic")
         self.threads.setAccessibleName("Model threads")
-        model = QFormLayout()
+        form = QFormLayout()
+        form.addRow("Context &budget:", self.budget)
+        form.addRow("Context &format:", self.format)
         model_label = QLabel("&Model file (GGUF):")
         model_label.setBuddy(self.model_path)
-        model.addRow(model_label, model_row)
-        model.addRow("Model &threads:", self.threads)
+        form.addRow(model_label, model_row)
+        form.addRow("Model &threads:", self.threads)
+        return _page(form)
 
-        folder = QLabel(str(data_dir))
-        folder.setWordWrap(True)
-        open_folder = QPushButton("&Open data folder")
-        open_folder.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.data_dir))))
-        self.login = QCheckBox("Start desktop-memory when I &log in")
-        self.login.setEnabled(autostart.supported())
-        general = QFormLayout()
-        general.addRow("Data folder:", folder)
-        general.addRow("", open_folder)
-        general.addRow(self.login)
-
+    def _privacy_tab(self) -> QWidget:
         export = QPushButton("&Export all memories…")
         export.clicked.connect(self._choose_export)
         import_ = QPushButton("&Import JSON Lines…")
         import_.clicked.connect(self._choose_import)
         erase = QPushButton("&Erase everything…")
         erase.clicked.connect(self._confirm_erase)
-        privacy = QHBoxLayout()
+        box = QVBoxLayout()
         for b in (export, import_, erase):
-            privacy.addWidget(b)
+            box.addWidget(b, 0, Qt.AlignmentFlag.AlignLeft)
+        box.addStretch(1)
+        return _page(box)
 
-        self.error = QLabel()
-        self.error.setWordWrap(True)
-        self.error.setStyleSheet("color: #c0392b")
-        self.error.hide()
-        save = QPushButton("Save")
-        save.setDefault(True)
-        save.clicked.connect(self.save)
-        close = QPushButton("Close")
-        close.clicked.connect(self.hide)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.error, 1)
-        buttons.addWidget(save)
-        buttons.addWidget(close)
-
-        layout = QVBoxLayout(self)
-        for title, inner in (("Capture", capture), ("Hotkeys", hotkeys), ("Context for AI chats", context),
-                             ("Enrichment model", model), ("General", general), ("Privacy", privacy)):
-            box = QGroupBox(title)
-            box.setLayout(inner)
-            layout.addWidget(box)
-        layout.addLayout(buttons)
+    def place(self) -> None:
+        """Size to fit the screen the pointer is on (at most 90 % of it) and centre the window there."""
+        screen = QGuiApplication.screenAt(QCursor.pos()) or self.screen() or QGuiApplication.primaryScreen()
+        if screen is None:
+            return
+        area = screen.availableGeometry()
+        hint = self.sizeHint().expandedTo(self.minimumSizeHint())
+        width = min(max(hint.width(), 660), int(area.width() * 0.9))
+        height = min(hint.height(), int(area.height() * 0.9))
+        self.resize(width, height)
+        frame = self.frameGeometry().size() - self.geometry().size()  # title bar and borders, once shown
+        self.move(area.x() + (area.width() - width - frame.width()) // 2,
+                  area.y() + (area.height() - height - frame.height()) // 2)
 
     # -- filling and reading ------------------------------------------------------------------
     def show_settings(self, settings: Settings) -> None:
         """Fill the form from settings and show the window."""
         self.load(settings)
+        if not self.isVisible():
+            self.place()
         self.show()
         self.raise_()
         self.activateWindow()
@@ -206,6 +256,7 @@ class SettingsWindow(QWidget):
         self.model_path.setText(s.llm_model_path)
         self.threads.setValue(s.llm_threads)
         self.login.setChecked(s.start_at_login or autostart.is_enabled())
+        self.notify_all.setChecked(s.notify_every_capture)
         self.error.hide()
 
     def read(self) -> Settings:
@@ -235,7 +286,7 @@ class SettingsWindow(QWidget):
             hotkey_capture=capture, hotkey_selection=selection, context_budget=self.budget.value(),
             context_format=self.format.currentText(),
             llm_model_path=str(Path(model).expanduser()) if model else "", llm_threads=self.threads.value(),
-            start_at_login=self.login.isChecked(),
+            start_at_login=self.login.isChecked(), notify_every_capture=self.notify_all.isChecked(),
         )
 
     # -- saving -------------------------------------------------------------------------------

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from importlib import resources
 
-from PySide6.QtCore import QObject, Signal
-from PySide6.QtGui import QAction, QIcon
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from ..core.capture import CaptureEvent
@@ -28,11 +28,13 @@ def icon(state: str) -> QIcon:
 
 
 class Tray(QObject):
-    """Menu: Search…, Capture clipboard now, Pause capture, Recent captures, Settings…, Open data folder, Quit;
+    """Menu: Search…, Capture clipboard now, Capture selected text (each with its hotkey), Pause capture,
+    Recent captures, Settings…, Open data folder, Quit;
     "Retry starting the memory engine" at the top while it is stopped."""
 
     search_requested = Signal()
     capture_requested = Signal()
+    selection_requested = Signal()  # capture the selected text
     pause_requested = Signal(int)  # minutes; 0 means until resumed
     resume_requested = Signal()
     recent_chosen = Signal(str)  # memory id
@@ -51,8 +53,10 @@ class Tray(QObject):
         self.retry_action.triggered.connect(self.retry_requested.emit)
         self.retry_action.setVisible(False)
         self.menu.addAction(self.retry_action)
-        self.menu.addAction("&Search…", self.search_requested.emit)
-        self.menu.addAction("&Capture clipboard now", self.capture_requested.emit)
+        self.search_action = self.menu.addAction("&Search…", self.search_requested.emit)
+        self.capture_action = self.menu.addAction("&Capture clipboard now", self.capture_requested.emit)
+        self.selection_action = self.menu.addAction("Capture se&lected text", self.selection_requested.emit)
+        self.set_hotkeys({"search": "Ctrl+Alt+M", "capture": "Ctrl+Alt+C", "selection": "Ctrl+Alt+Shift+C"})
         self.pause_menu = self.menu.addMenu("&Pause capture")
         for label, minutes in (("For &15 minutes", 15), ("For 1 &hour", 60), ("&Until resumed", 0)):
             self.pause_menu.addAction(label, lambda m=minutes: self.pause_requested.emit(m))
@@ -81,6 +85,13 @@ class Tray(QObject):
 
     def hide(self) -> None:
         self.icon.hide()
+
+    def set_hotkeys(self, combos: dict[str, str]) -> None:
+        """Show the global hotkeys beside their actions (the global grab, not the menu, reacts to them)."""
+        for name, action in (("search", self.search_action), ("capture", self.capture_action),
+                             ("selection", self.selection_action)):
+            action.setShortcut(QKeySequence(combos.get(name, "")))
+            action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
 
     def set_state(self, *, paused: bool, working: bool, engine: str = "ready") -> None:
         """The engine's state wins (starting, restarting, stopped); with it ready: working, paused or ready."""

@@ -405,3 +405,25 @@ def test_a_vector_index_rebuilt_at_start_is_told_once(qtbot, tmp_path: Path, mon
         assert all("Error" not in n and "Traceback" not in n for n in notices)
     finally:
         app.quit()
+
+
+def test_the_tray_menu_shows_the_hotkeys_and_follows_saved_ones(qtbot, desktop) -> None:
+    def shortcuts() -> dict[str, str]:
+        return {a.text().replace("&", ""): a.shortcut().toString() for a in desktop.tray.menu.actions()
+                if a.isVisible() and a.text()}
+
+    shown = shortcuts()
+    assert shown["Search…"] == "Ctrl+Alt+M" and shown["Capture clipboard now"] == "Ctrl+Alt+C"
+    assert shown["Capture selected text"] == "Ctrl+Alt+Shift+C"
+    desktop.open_settings()
+    qtbot.waitUntil(lambda: desktop.settings_window.isVisible(), timeout=10_000)
+    from PySide6.QtGui import QKeySequence
+
+    desktop.settings_window.hotkey_search.setKeySequence(QKeySequence("Ctrl+Shift+Space"))
+    with qtbot.waitSignal(desktop.settings_window.saved, timeout=10_000):
+        desktop.settings_window.save()
+    assert shortcuts()["Search…"] == "Ctrl+Shift+Space"
+    selected: list[bool] = []
+    desktop.tray.selection_requested.connect(lambda: selected.append(True))
+    next(a for a in desktop.tray.menu.actions() if a.text().replace("&", "") == "Capture selected text").trigger()
+    assert selected == [True]

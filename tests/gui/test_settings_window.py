@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from PySide6.QtCore import Qt
@@ -130,3 +131,54 @@ def test_capture_rules_as_data_round_trip_and_apply(qtbot, window, bridge, engin
     table.item(table.rowCount() - 1, 3).setText("([unclosed")
     window.save()
     assert "not a valid regular expression" in window.error.text()
+
+
+def _placed(display: str, tmp_path) -> dict:
+    """Where the settings window lands on the real X server `display` (a child process: its own QApplication)."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"} | {"DISPLAY": display}
+    done = subprocess.run([sys.executable, "-m", "tests.gui.settings_fit_probe", str(tmp_path / "data")],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def small_screen(tmp_path):
+    """A second X server of 1280x720 (a small laptop), next to the session's 1280x800 one."""
+    import shutil
+    import subprocess
+    import time
+
+    if not shutil.which("Xvfb") or not os.environ.get("DESKTOP_MEMORY_DESKTOP_SESSION"):
+        pytest.skip("needs a real X server: bash scripts/with-desktop.sh")
+    for n in range(97, 120):
+        if not os.path.exists(f"/tmp/.X11-unix/X{n}") and not os.path.exists(f"/tmp/.X{n}-lock"):
+            break
+    server = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", "1280x720x24", "-nolisten", "tcp"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        if os.path.exists(f"/tmp/.X11-unix/X{n}"):
+            break
+        time.sleep(0.05)
+    yield f":{n}"
+    server.terminate()
+    server.wait(10)
+
+
+@pytest.mark.parametrize("screen", ["session", "small"])
+def test_settings_fit_the_screen_centred_with_save_and_close_visible(screen, request, tmp_path) -> None:
+    if not os.environ.get("DESKTOP_MEMORY_DESKTOP_SESSION"):
+        pytest.skip("needs a real X server: bash scripts/with-desktop.sh")
+    display = request.getfixturevalue("small_screen") if screen == "small" else os.environ["DISPLAY"]
+    placed = _placed(display, tmp_path)
+    sx, sy, sw, sh = placed["screen"]
+    x, y, w, h = placed["frame"]
+    assert (sw, sh) == ((1280, 720) if screen == "small" else (1280, 800))
+    assert sx <= x and sy <= y and x + w <= sx + sw and y + h <= sy + sh, placed  # fits
+    assert abs((x + w / 2) - (sx + sw / 2)) <= 2 and abs((y + h / 2) - (sy + sh / 2)) <= 2, placed  # centred
+    assert set(placed["buttons"]) == {"Save", "Close"}
+    for bx, by, bw, bh, visible in placed["buttons"].values():
+        assert visible and sx <= bx and by >= sy and bx + bw <= sx + sw and by + bh <= sy + sh, placed
