@@ -9,9 +9,9 @@ import datetime as dt
 import html
 import re
 
+from ..core.headline import grounded, headline
 from ..core.models import Memory
 from ..core.query import STOP_WORDS
-from ..core.text import first_line
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _FILTER_TOKEN = re.compile(r"^(?:(?:source|app|after|before|is|tag):\S+|#[\w\-/.]+)$", re.UNICODE)
@@ -74,7 +74,13 @@ def snippet_html(text: str, query: str, width: int = SNIPPET_CHARS) -> str:
 
 
 def title_of(m: Memory) -> str:
-    return m.title or first_line(m.content, 90) or "(empty)"
+    """The headline: the memory's title when grounded in its text (core/headline.py), else its first line."""
+    return headline(m.content, m.title)
+
+
+def summary_of(m: Memory) -> str:
+    """The summary when grounded in the text (a model's invented one is not shown), else ""."""
+    return m.summary if m.summary and grounded(m.summary, m.content) else ""
 
 
 def after_title(content: str, title: str) -> str:
