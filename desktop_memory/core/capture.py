@@ -1,12 +1,14 @@
 """What a copy becomes: the capture decision, made from plain data (no Qt, no I/O).
 
-A front end (the tray app's clipboard watcher, a hotkey) turns what the OS reports into a
-`Snapshot`; `decide` answers "store it (maybe redacted or tagged)" or "skip it, because ...".
-The reason is shown to the person in "Recent captures"; it never contains the copied text.
+A front end (the tray app's clipboard watcher, a hotkey, the CLI) turns what the OS reports into a
+`Snapshot` and sends it to the engine once (`MemoryService.capture`); there `judge` answers "store it
+(maybe redacted or tagged)" or "skip it, because ...", and the answer travels back as a
+`CaptureResult`. The reason is shown to the person in "Recent captures"; it never contains the copied text.
 """
 
 from __future__ import annotations
 
+import base64
 import re
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -109,15 +111,80 @@ def rules_from(raw: Iterable[Mapping[str, Any]]) -> list[CaptureRule]:
     return [CaptureRule.from_dict(r) for r in raw]
 
 
+def build_rules(*, disabled_defaults: Iterable[str] = (), rules: Iterable[Mapping[str, Any]] = (),
+                ignore_patterns: Iterable[str] = (), ignore_apps: Iterable[str] = ()) -> list[CaptureRule]:
+    """The built-in rules still on, the person's rules, then the simple ignore lists (settings' fields).
+
+    A broken rule raises ValueError naming it (capture then stores nothing: no rule is dropped silently).
+    """
+    off = set(disabled_defaults)
+    mine = rules_from(rules)
+    mine += [CaptureRule(f"ignore text {n}", content=p) for n, p in enumerate(ignore_patterns, 1)]
+    mine += [CaptureRule(f"ignore app {a}", app=re.escape(a)) for a in ignore_apps if a]
+    return [*(r for r in DEFAULT_RULES if r.name not in off), *mine]
+
+
+CAPTURE_SOURCES = ("clipboard", "hotkey", "cli", "mcp")
+_MAX_FORMATS, _MAX_FORMAT_BYTES = 16, 4096  # only marker formats travel; they are a few bytes each
+
+
 @dataclass(frozen=True)
 class Snapshot:
-    """One copy as the OS reported it. `text` is None when the copy has no text (an image, files)."""
+    """One copy as the OS reported it, and how it was taken. `text` is None when it has no text (an image).
+
+    `formats` holds only the marker formats (secret markers, our own MIME type) with their data.
+    `automatic`: the clipboard watcher saw it (stopped by pause and capture being off); else an explicit
+    request (Capture clipboard now, a hotkey, the CLI). `paused`: the app's pause was on when it was taken.
+    """
 
     text: str | None
     formats: Mapping[str, bytes] = field(default_factory=dict)
     app: str = ""
     window: str = ""
     kind: str = "text"  # what it is when not text: "image", "files", ...
+    source: str = "clipboard"  # the memory's source: clipboard, hotkey (the selection), cli, mcp
+    automatic: bool = False
+    paused: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data (format data in base64)."""
+        return {"text": self.text, "formats": {k: base64.b64encode(v).decode("ascii") for k, v in self.formats.items()},
+                "app": self.app, "window": self.window, "kind": self.kind, "source": self.source,
+                "automatic": self.automatic, "paused": self.paused}
+
+    @classmethod
+    def from_dict(cls, raw: Any) -> Snapshot:
+        """Checked like any input from outside: ValueError (one line) on a wrong type or size."""
+        if not isinstance(raw, Mapping):
+            raise ValueError("a snapshot must be an object")
+        text = raw.get("text")
+        formats = raw.get("formats", {})
+        if text is not None and not isinstance(text, str):
+            raise ValueError("snapshot text must be a string or null")
+        if formats is None:
+            formats = {}
+        if not isinstance(formats, Mapping) or len(formats) > _MAX_FORMATS:
+            raise ValueError(f"snapshot formats must be an object of at most {_MAX_FORMATS} marker formats")
+        fields = {k: raw.get(k, d) for k, d in (("app", ""), ("window", ""), ("kind", "text"), ("source", "clipboard"))}
+        flags = {k: raw.get(k, False) for k in ("automatic", "paused")}
+        if not all(isinstance(v, str) for v in fields.values()) or not all(isinstance(v, bool) for v in flags.values()):
+            raise ValueError("snapshot app, window, kind and source must be strings; automatic and paused true/false")
+        if fields["source"] not in CAPTURE_SOURCES:
+            raise ValueError(f"snapshot source must be one of {', '.join(CAPTURE_SOURCES)}")
+        return cls(text, _decoded(formats), app=fields["app"][:200], window=fields["window"][:500],
+                   kind=fields["kind"][:40], source=fields["source"], **flags)
+
+
+def _decoded(formats: Mapping[Any, Any]) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    for name, data in formats.items():
+        if not isinstance(name, str) or not isinstance(data, str) or len(data) > _MAX_FORMAT_BYTES:
+            raise ValueError("snapshot formats must map names to short base64 strings")
+        try:
+            out[name[:200]] = base64.b64decode(data, validate=True)
+        except ValueError:
+            raise ValueError("snapshot format data must be base64") from None
+    return out
 
 
 @dataclass(frozen=True)
@@ -189,6 +256,74 @@ def decide(
 
 def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_") or "rule"
+
+
+EMPTY = "empty"
+SETTINGS_DAMAGED = "settings.json is damaged: fix it or save Settings again"
+LOOKS_LIKE_PASSWORD = "looks like a password"
+_WORD = re.compile(r"\w+")
+
+
+def judge(snap: Snapshot, *, rules: Sequence[CaptureRule], limits: CaptureLimits = CaptureLimits(),
+          capture_enabled: bool = True, settings_problem: str | None = None) -> Decision:
+    """The engine's decision on one snapshot: `decide`, gated by pause and capture being off only when
+    the watcher took it (explicit requests are not), and stopped by damaged settings whoever asked."""
+    if snap.text is not None and not snap.text.strip():
+        return Decision(False, EMPTY)
+    gate = {"paused": snap.paused, "enabled": capture_enabled} if snap.automatic else {}
+    return decide(snap, rules=rules, limits=limits, blocked=SETTINGS_DAMAGED if settings_problem else "", **gate)
+
+
+def looks_like_password(redacted: str, redactions: int) -> bool:
+    """Whether redacted text is little but a secret (maybe with a label): fewer than 3 words beside placeholders."""
+    return redactions > 0 and len(_WORD.findall(_PLACEHOLDER.sub(" ", redacted))) < 3
+
+
+_SAVED = {"added": "Saved", "duplicate": "Already remembered", "related": "Saved (next to a similar memory)",
+          "extended": "Saved (extends the previous copy; the earlier text is kept)"}
+
+
+@dataclass(frozen=True)
+class CaptureResult:
+    """What the engine answers for one snapshot: saved or skipped, and why; never any of the copied text.
+
+    `message` is the notice to show; `status` is how it was stored (added, duplicate, related, extended)
+    or "skipped"; `title` is the stored memory's title (stored ones only).
+    """
+
+    stored: bool
+    reason: str
+    message: str
+    status: str = "skipped"
+    memory_id: str = ""
+    title: str = ""
+    redactions: int = 0
+
+    @classmethod
+    def skipped(cls, reason: str) -> CaptureResult:
+        if reason == EMPTY:
+            return cls(False, reason, "Nothing saved: the clipboard holds no text")
+        return cls(False, reason, f"Skipped: {reason}")
+
+    @classmethod
+    def saved(cls, status: str, memory_id: str, title: str, redactions: int) -> CaptureResult:
+        note = f" ({redactions} secret(s) redacted)" if redactions else ""
+        message = _SAVED.get(status, "Saved") + note
+        return cls(True, message.lower(), message, status, memory_id, title, redactions)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> CaptureResult:
+        return cls(**{k: raw[k] for k in ("stored", "reason", "message", "status", "memory_id", "title",
+                                          "redactions") if k in raw})
+
+    def event(self, at: float, *, source: str = "clipboard", app: str = "") -> CaptureEvent:
+        """The line of "Recent captures" it becomes."""
+        if not self.stored:
+            return CaptureEvent(at, False, self.reason, source=source, app=app)
+        return CaptureEvent(at, True, self.reason, source=source, app=app, memory_id=self.memory_id, title=self.title)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ..core.capture import CaptureResult, Snapshot
 from ..core.context import Context, build_context
 from ..core.errors import DesktopMemoryError, InvalidInput, NotFound, StorageError
 from ..core.models import Hit, Memory, Version, from_iso
@@ -41,6 +42,7 @@ from ..engine.lock import DataDirLock
 from ..engine.settings import Settings
 from ..engine.store import Store
 from ..engine.vectors import VectorIndex
+from . import capture
 
 log = logging.getLogger(__name__)
 
@@ -666,6 +668,12 @@ class MemoryService:
         """Remember one text (normalised, redacted, deduplicated); it is searchable on return."""
         memory, counts = self._prepare(content, source=source, **fields)
         return self._store_batch([_Prepared(0, memory, counts)])[0]
+
+    @serves_the_person
+    def capture(self, snapshot: Snapshot) -> CaptureResult:
+        """A copy as plain data -> saved or skipped, with the reason (rules and redaction here: service/capture.py)."""
+        return capture.capture(snapshot, self.settings, self._prepare,
+                               lambda m, counts: self._store_batch([_Prepared(0, m, counts)])[0])
 
     @serves_the_person
     def import_records(

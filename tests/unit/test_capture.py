@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from desktop_memory.core.capture import (
     DEFAULT_RULES,
     OWN_MIME,
+    SETTINGS_DAMAGED,
     CaptureEvent,
     CaptureLimits,
+    CaptureResult,
     CaptureRule,
     RecentCaptures,
     Snapshot,
+    build_rules,
     concealed_by,
     decide,
+    judge,
+    looks_like_password,
     rules_from,
 )
 from desktop_memory.core.coalesce import Coalescer
@@ -140,3 +149,92 @@ def test_recent_captures_never_keep_skipped_text():
     assert [e.reason for e in log] == ["too short", "saved"] and len(log) == 2
     with pytest.raises(ValueError):
         log.add(CaptureEvent(4.0, False, "rule: banking", title="My Bank"))
+
+
+# -- the engine's decision on plain data (issue 17: the app sends a snapshot once, the engine decides) ----------
+
+
+def _judge(snap: Snapshot, **kw):
+    return judge(snap, rules=kw.pop("rules", DEFAULT_RULES), **kw)
+
+
+def test_pause_and_capture_off_stop_the_watcher_only():
+    watched = Snapshot(TEXT, automatic=True, paused=True)
+    assert _judge(watched).reason == "paused"
+    assert _judge(Snapshot(TEXT, automatic=True), capture_enabled=False).reason == "capture is off"
+    for explicit in (Snapshot(TEXT, paused=True), Snapshot(TEXT, source="hotkey", paused=True)):
+        assert _judge(explicit, capture_enabled=False).store  # Capture now and the hotkeys are explicit
+
+
+def test_damaged_settings_stop_every_capture_and_empty_text_is_told_apart():
+    for snap in (Snapshot(TEXT), Snapshot(TEXT, automatic=True)):
+        assert _judge(snap, settings_problem="settings.json is damaged (x)").reason == SETTINGS_DAMAGED
+    assert _judge(Snapshot("   \n\t")).reason == "empty"
+    assert CaptureResult.skipped("empty").message == "Nothing saved: the clipboard holds no text"
+    assert _judge(Snapshot(" ab ")).reason == "too short"
+
+
+def test_markers_rules_and_limits_apply_in_the_engine_order():
+    marked = Snapshot(TEXT, {"x-kde-passwordManagerHint": b"secret"}, automatic=True)
+    assert _judge(marked).reason == "password manager"
+    assert _judge(Snapshot(TEXT, {OWN_MIME: b"1"})).reason == "our own copy"
+    assert _judge(Snapshot("y" * 11), limits=CaptureLimits(max_chars=10)).reason == "too long"
+    rules = build_rules(disabled_defaults=["one-time code"], rules=[{"name": "ids", "action": "redact",
+                                                                     "content": r"ID-\d+"}],
+                        ignore_patterns=[r"^ticket-\d+$"], ignore_apps=["Signal"])
+    assert [r.name for r in rules][-3:] == ["ids", "ignore text 1", "ignore app Signal"]
+    assert "one-time code" not in [r.name for r in rules]
+    assert _judge(Snapshot("482913"), rules=rules).store
+    assert _judge(Snapshot("ticket-42"), rules=rules).reason == "rule: ignore text 1"
+    assert _judge(Snapshot(TEXT, app="signal"), rules=rules).reason == "rule: ignore app Signal"
+    d = _judge(Snapshot("case ID-77 is closed"), rules=rules)
+    assert d.store and d.text == "case [REDACTED:ids] is closed"
+
+
+def test_a_broken_rule_in_settings_data_is_refused_not_dropped():
+    with pytest.raises(ValueError, match="not a valid regular expression"):
+        build_rules(ignore_patterns=["(unclosed"])
+
+
+@pytest.mark.parametrize(("redacted", "count", "secret"), [
+    ("[REDACTED:github_token]", 1, True),
+    ("password: [REDACTED:secret_assignment]", 1, True),
+    ("deploy with token [REDACTED:github_token] today", 1, False),
+    ("ok", 0, False),
+])
+def test_password_like_text_is_what_is_left_beside_placeholders(redacted, count, secret):
+    assert looks_like_password(redacted, count) is secret
+
+
+def test_snapshots_travel_as_plain_json_data():
+    snap = Snapshot("hello there friend", {"x-kde-passwordManagerHint": b"secret", OWN_MIME: b"\x00\xff"},
+                    app="kate", window="notes.txt", source="hotkey", automatic=False, paused=True)
+    again = Snapshot.from_dict(json.loads(json.dumps(snap.to_dict())))
+    assert again == snap and _judge(again).reason == "our own copy"
+    result = CaptureResult.saved("extended", "m1", "Deploy", 2)
+    assert CaptureResult.from_dict(json.loads(json.dumps(result.to_dict()))) == result
+    assert result.message == "Saved (extends the previous copy; the earlier text is kept) (2 secret(s) redacted)"
+    event = result.event(5.0, app="kate")
+    assert event.stored and event.memory_id == "m1" and event.title == "Deploy"
+
+
+@pytest.mark.parametrize("raw", [
+    None, [], "text", {"text": 5}, {"text": "x", "formats": []}, {"text": "x", "formats": {"a": "!!notb64"}},
+    {"text": "x", "formats": {"a": 1}}, {"text": "x", "automatic": "yes"}, {"text": "x", "app": 3},
+    {"text": "x", "source": "import"}, {"text": "x", "formats": {str(i): "" for i in range(40)}},
+    {"text": "x", "formats": {"a": "QQ==" * 5000}},
+])
+def test_wrong_snapshot_data_is_one_line_value_error(raw):
+    with pytest.raises(ValueError) as info:
+        Snapshot.from_dict(raw)
+    assert "\n" not in str(info.value)
+
+
+@given(st.dictionaries(st.text(max_size=8), st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=20),
+                                                       st.dictionaries(st.text(max_size=5), st.text(max_size=8)))))
+def test_any_json_object_is_a_snapshot_or_a_value_error(raw):
+    try:
+        snap = Snapshot.from_dict(raw)
+    except ValueError:
+        return
+    _judge(snap)  # whatever it holds, a decision comes back
