@@ -1,114 +1,52 @@
-"""Background enrichment: a durable SQLite job queue and the one thread that owns the language model.
+"""Background enrichment: the one thread that owns the language model, working through a durable queue.
 
 Each memory gets a title, a summary (short texts are their own summary), an importance score and typed
-entities. Deterministic extractors always run; the model (when it loads) adds names, types, a title, a
-summary for long texts and a nudge to importance. Jobs are queued by triggers (m003) in the same
-transaction as the memory, processed in arrival order, retried a bounded number of times, then marked.
+entities. The rules that turn a text and the model's answer into those are pure (core/enrich.py); the
+queue and every write of results go through the thread's own `Store` (engine/store_enrichment.py). Jobs
+are queued by triggers (m003) in the same transaction as the memory, processed in arrival order,
+retried a bounded number of times, then marked.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import re
 import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-import apsw
-
-from ..core import extract as ex
+from ..core.enrich import DETERMINISTIC, Enrichment, answer_schema, combine, lead_summary
 from ..core.errors import DesktopMemoryError, ModelUnavailable
-from ..core.importance import blend, signals
 from .foreground import Foreground
 from .llm import LocalModel, ModelInfo, check_model, default_threads, prompt
 from .settings import Settings
+from .store import Store
+from .store_enrichment import EnrichmentInput, EnrichmentJob
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-DETERMINISTIC = "patterns"
+__all__ = ["DETERMINISTIC", "EnrichReport", "Enricher", "Enrichment", "enrich_text", "lead_summary", "status"]
+
 POLL_S = 2.0
-RETRY_BASE_S = 5.0
 PROMPT_RESERVE_TOKENS = 380  # prompt text around the note, plus the answer
 # The grammar bounds every string (in characters), so these budgets let almost every answer finish;
 # an answer cut short anyway is treated as no answer (the deterministic part is stored).
 MAX_TOKENS_SHORT = 160
 MAX_TOKENS_LONG = 260
-MODEL_ENTITY_TYPES = ["person", "organisation", "product", "place"]
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])")
-_WORDS = re.compile(r"\w+", re.UNICODE)
 
 
-def _schema(with_summary: bool) -> dict[str, Any]:
-    props: dict[str, Any] = {
-        "title": {"type": "string", "minLength": 3, "maxLength": 50},
-        "entities": {
-            "type": "array", "maxItems": 4,
-            "items": {"type": "object",
-                      "properties": {"text": {"type": "string", "minLength": 2, "maxLength": 30},
-                                     "type": {"type": "string", "enum": MODEL_ENTITY_TYPES}},
-                      "required": ["text", "type"]},
-        },
-        "importance": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
-    }
-    if with_summary:
-        props["summary"] = {"type": "string", "minLength": 10, "maxLength": 240}
-    return {"type": "object", "properties": props, "required": list(props)}
-
-
-# -- turning one text into an enrichment ------------------------------------------------------
-@dataclass
-class Enrichment:
-    """What enrichment found for one text."""
-
-    title: str
-    summary: str
-    importance: float
-    entities: list[dict[str, str]]
-    by: str  # the model id, or "patterns" when only the deterministic part ran
-
-
-def _mostly_from(candidate: str, text: str, share: float) -> bool:
-    """True when at least `share` of the candidate's words occur in the text (no invented content)."""
-    words = [w.lower() for w in _WORDS.findall(candidate)]
-    if not words:
-        return False
-    known = {w.lower() for w in _WORDS.findall(text)}
-    return sum(w in known for w in words) / len(words) >= share
-
-
-def _good_title(title: str, text: str) -> bool:
-    """2-10 words, mostly from the text, and not just a long stretch of it copied."""
-    words = title.split()
-    if not (2 <= len(words) <= 10 and len(title) <= 80 and _mostly_from(title, text, 0.75)):
-        return False
-    return not (len(words) > 5 and " ".join(title.lower().split()) in " ".join(text.lower().split()))
-
-
-def lead_summary(text: str, limit: int = 240) -> str:
-    """The first one or two sentences of a text, cut at a word boundary."""
-    flat = " ".join(text.split())
-    sentences = _SENTENCE.split(flat[: limit * 3])
-    out = sentences[0]
-    if len(sentences) > 1 and len(out) + len(sentences[1]) < limit:
-        out += " " + sentences[1]
-    if len(out) > limit:
-        out = out[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"
-    return out
-
-
-def _model_fields(model: LocalModel, text: str, with_summary: bool, n_ctx: int) -> dict[str, Any]:
+# -- the model's part ---------------------------------------------------------------------------
+def _model_answer(model: LocalModel, text: str, with_summary: bool, n_ctx: int) -> dict[str, Any]:
     text = model.truncate(text, max(64, n_ctx - PROMPT_RESERVE_TOKENS - (120 if with_summary else 0)))
     user = prompt("enrich_user_summary.txt" if with_summary else "enrich_user.txt").replace("{text}", text)
-    return model.json_completion(prompt("enrich_system.txt"), user, _schema(with_summary),
+    return model.json_completion(prompt("enrich_system.txt"), user, answer_schema(with_summary),
                                  max_tokens=MAX_TOKENS_LONG if with_summary else MAX_TOKENS_SHORT)
 
 
@@ -121,146 +59,10 @@ def enrich_text(
     summary_chars: int = 280,
     n_ctx: int = 2048,
 ) -> Enrichment:
-    """Deterministic extraction, combined with the model's answer when a model is given."""
-    found = ex.extract(text)
-    long_text = len(text) > summary_chars
-    data: dict[str, Any] = {}
-    if model is not None:
-        data = _model_fields(model, text, long_text, n_ctx)
-    model_entities = []
-    for item in data.get("entities") or []:
-        if isinstance(item, dict) and (kind := ex.normalise_type(item.get("type"))):
-            model_entities.append(ex.Entity(str(item.get("text") or ""), kind))
-    entities = ex.merge(found, model_entities, text) if model_entities else found
-    title = " ".join(str(data.get("title") or "").split()).strip(" \"'.:-")
-    if not _good_title(title, text):
-        title = ""
-    summary = text.strip() if not long_text else ""
-    if long_text:
-        candidate = " ".join(str(data.get("summary") or "").split())
-        ok = 20 <= len(candidate) <= 320 and _mostly_from(candidate, text, 0.8)
-        summary = candidate if ok else lead_summary(text)
-    raw = data.get("importance")
-    model_score = (raw - 1) / 4 if isinstance(raw, int) and 1 <= raw <= 5 else None
-    det = signals(text, entities, pinned=pinned, repeats=repeats)
-    return Enrichment(title=title, summary=summary, importance=blend(det, model_score, pinned=pinned),
-                      entities=[e.to_dict() for e in entities],
-                      by=model.info.model_id if model is not None and data else DETERMINISTIC)
-
-
-# -- the queue --------------------------------------------------------------------------------
-@contextmanager
-def write_transaction(db: apsw.Connection) -> Iterator[None]:
-    """BEGIN IMMEDIATE: the write lock first, so that reading then writing never fails with
-    SQLITE_BUSY_SNAPSHOT when the other connection (engine or enrichment thread) commits in between."""
-    if db.in_transaction:
-        with db:
-            yield
-        return
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
-
-
-@dataclass(frozen=True)
-class Job:
-    seq: int
-    memory_id: str
-    attempts: int
-
-
-class EnrichmentQueue:
-    """The `enrichment_queue` table (m003) over one APSW connection."""
-
-    def __init__(self, db: apsw.Connection) -> None:
-        self.db = db
-
-    def next(self, now: float | None = None) -> Job | None:
-        row = self.db.execute(
-            "SELECT seq, memory_id, attempts FROM enrichment_queue WHERE state = 'queued' AND not_before <= ? "
-            "ORDER BY seq LIMIT 1", (now if now is not None else time.time(),)).fetchone()
-        return Job(*row) if row else None
-
-    def counts(self) -> dict[str, int]:
-        rows = dict(self.db.execute("SELECT state, count(*) FROM enrichment_queue GROUP BY state").fetchall())
-        return {"queued": int(rows.get("queued", 0)), "failed": int(rows.get("failed", 0))}
-
-    def requeue_all(self) -> int:
-        """Queue every memory again (the model changed); failed jobs get a fresh start."""
-        with write_transaction(self.db):
-            self.db.execute("DELETE FROM enrichment_queue")
-            self.db.execute("INSERT INTO enrichment_queue(memory_id) SELECT id FROM memories ORDER BY rowid")
-            self.db.execute("UPDATE memories SET enrichment_state = 'pending'")
-            return int(self.db.execute("SELECT count(*) FROM enrichment_queue").fetchone()[0])
-
-    def retry_failed(self) -> int:
-        with write_transaction(self.db):
-            self.db.execute("UPDATE enrichment_queue SET state = 'queued', attempts = 0, not_before = 0 "
-                            "WHERE state = 'failed'")
-            return self.db.changes()
-
-    def model_id(self) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE key = 'enrichment_model'").fetchone()
-        return row[0] if row else None
-
-    def set_model_id(self, model_id: str) -> None:
-        with write_transaction(self.db):
-            self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('enrichment_model', ?)", (model_id,))
-
-    def rate_per_minute(self, window_s: float = 3600) -> float | None:
-        """Memories enriched per minute over the last hour of enrichment work (None if too few)."""
-        n, first, last = self.db.execute(
-            "SELECT count(*), min(enriched_at), max(enriched_at) FROM memories WHERE enriched_at >= ?",
-            (time.time() - window_s,)).fetchone()
-        if n < 2 or last <= first:
-            return None
-        return round((n - 1) / (last - first) * 60, 1)
-
-    def finish(self, job: Job, result: Enrichment, content_hash: str, state: str) -> bool:
-        """Store a result unless the memory changed meanwhile; the job leaves the queue either way."""
-        with write_transaction(self.db):
-            row = self.db.execute("SELECT title, enriched_title, importance, enriched_importance FROM memories "
-                                  "WHERE id = ? AND content_hash = ?", (job.memory_id, content_hash)).fetchone()
-            if row is not None:
-                title, old_title, importance, old_importance = row
-                if title and title != old_title:
-                    result.title = title  # the person's own title stays
-                    new_title = old_title
-                else:
-                    new_title = result.title
-                keep_importance = importance != 0.5 and importance != old_importance
-                self.db.execute(
-                    "UPDATE memories SET summary = ?, title = ?, importance = ?, entities = ?, "
-                    "enrichment_state = ?, enriched_at = ?, enriched_by = ?, enriched_title = ?, "
-                    "enriched_importance = ? WHERE id = ?",
-                    (result.summary, result.title, importance if keep_importance else result.importance,
-                     _json(result.entities), state, time.time(), result.by, new_title,
-                     None if keep_importance else result.importance, job.memory_id))
-            self.db.execute("DELETE FROM enrichment_queue WHERE seq = ?", (job.seq,))
-        return row is not None
-
-    def fail(self, job: Job, error: str, max_attempts: int) -> bool:
-        """Count a failed attempt; returns True when the job is now marked failed for good."""
-        attempts = job.attempts + 1
-        final = attempts >= max_attempts
-        with write_transaction(self.db):
-            self.db.execute(
-                "UPDATE enrichment_queue SET attempts = ?, last_error = ?, state = ?, not_before = ? WHERE seq = ?",
-                (attempts, error[:300], "failed" if final else "queued",
-                 time.time() + RETRY_BASE_S * 2 ** (attempts - 1), job.seq))
-            if final:
-                self.db.execute("UPDATE memories SET enrichment_state = 'failed' WHERE id = ?", (job.memory_id,))
-        return final
-
-
-def _json(value: Any) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False)
+    """Deterministic extraction, combined with the model's answer when a model is given (core/enrich.py)."""
+    answer = _model_answer(model, text, len(text) > summary_chars, n_ctx) if model is not None else {}
+    return combine(text, answer, model_id=model.info.model_id if model is not None else "", pinned=pinned,
+                   repeats=repeats, summary_chars=summary_chars)
 
 
 # -- the worker -------------------------------------------------------------------------------
@@ -283,14 +85,6 @@ class EnrichReport:
         return asdict(self)
 
 
-def connect(path: Path) -> apsw.Connection:
-    db = apsw.Connection(str(path))
-    db.set_busy_timeout(10_000)
-    db.execute("PRAGMA foreign_keys=ON")
-    db.execute("PRAGMA secure_delete=ON")
-    return db
-
-
 def lower_thread_priority(niceness: int = 19) -> bool:
     """Make the calling thread (and the threads it starts, such as llama.cpp's) yield the CPU."""
     if not sys.platform.startswith("linux"):
@@ -303,7 +97,7 @@ def lower_thread_priority(niceness: int = 19) -> bool:
 
 
 class Enricher:
-    """The enrichment thread: owns its own SQLite connection and the one model instance.
+    """The enrichment thread: owns its own `Store` (a second connection) and the one model instance.
 
     Work reaches it as calls (`enrich`, `verify_model`) or, in background mode, from the queue.
     Every model call happens on this thread.
@@ -311,12 +105,12 @@ class Enricher:
 
     def __init__(self, db_path: Path, settings: Settings,
                  model_factory: Callable[[ModelInfo, Settings], LocalModel] | None = None,
-                 open_db: Callable[[], apsw.Connection] | None = None,
+                 open_store: Callable[[], Store] | None = None,
                  foreground: Foreground | None = None) -> None:
         self.db_path = db_path
         self.foreground = foreground or Foreground()
         self._in_background_job = False
-        self._open_db = open_db or (lambda: connect(db_path))
+        self._open_store = open_store or (lambda: Store(db_path))
         self.settings = settings
         self._factory = model_factory or (lambda info, s: LocalModel(
             info, n_ctx=s.llm_context, n_threads=s.llm_threads or default_threads()))
@@ -324,6 +118,7 @@ class Enricher:
         self._calls: deque[tuple[Callable[[], Any], Future]] = deque()
         self._background = False
         self._stopping = False
+        self._woken = False  # wake() came while the thread was busy: the next idle wait is skipped
         self._thread: threading.Thread | None = None
         self.model: LocalModel | None = None
         self.model_error = ""
@@ -360,7 +155,12 @@ class Enricher:
             self._thread = None
 
     def wake(self) -> None:
+        """New memories are queued: a background thread waiting for work looks at the queue now.
+
+        Cheap and safe from any thread, running or not (the service calls it after each add or import).
+        """
         with self._cond:
+            self._woken = True
             self._cond.notify_all()
 
     def call(self, fn: Callable[[], T]) -> T:
@@ -399,9 +199,8 @@ class Enricher:
     # -- the thread ------------------------------------------------------------------------------
     def _main(self) -> None:
         self.native_id = threading.get_native_id()
-        self.db = self._open_db()
-        self.db.set_busy_timeout(10_000)
-        self.queue = EnrichmentQueue(self.db)
+        self.store = self._open_store()
+        self.store.db.set_busy_timeout(10_000)
         try:
             while True:
                 with self._cond:
@@ -414,12 +213,12 @@ class Enricher:
                     continue
                 if background and not self.low_priority:
                     self.low_priority = lower_thread_priority()
-                job = self.queue.next() if background else None
+                job = self.store.next_enrichment_job() if background else None
                 if job is not None:
                     self.foreground.wait_quiet(self._should_stop)  # the person's requests first
                     if self._should_stop():
                         continue  # a call (or stop) came first; the job stays queued
-                    job = self.queue.next()  # after a long wait, the queue's head may have changed
+                    job = self.store.next_enrichment_job()  # after a long wait, the queue's head may have changed
                     if job is None:
                         continue
                     self._in_background_job = True
@@ -440,7 +239,7 @@ class Enricher:
             for _, future in pending:
                 future.set_exception(ModelUnavailable("the enrichment worker stopped"))
             self._drop_model()
-            self.db.close()
+            self.store.close()
 
     def _should_stop(self) -> bool:
         return self._stopping or bool(self._calls)
@@ -465,8 +264,9 @@ class Enricher:
             else:
                 wait = min(wait, self.settings.llm_idle_unload_s - idle_for)
         with self._cond:
-            if not self._calls and not self._stopping:
+            if not self._calls and not self._stopping and not self._woken:
                 self._cond.wait(max(0.05, wait))
+            self._woken = False
 
     # -- model ------------------------------------------------------------------------------------
     def _drop_model(self) -> None:
@@ -498,11 +298,11 @@ class Enricher:
 
     def _follow_model(self, model_id: str) -> None:
         """A different model than last time: queue everything again."""
-        previous = self.queue.model_id()
+        previous = self.store.enrichment_model_id()
         if previous != model_id:
             if previous is not None:
-                log.info("model changed; re-enriching all memories (%d)", self.queue.requeue_all())
-            self.queue.set_model_id(model_id)
+                log.info("model changed; re-enriching all memories (%d)", self.store.requeue_enrichment())
+            self.store.set_enrichment_model_id(model_id)
 
     def _verify(self) -> dict[str, Any]:
         self._drop_model()
@@ -524,30 +324,28 @@ class Enricher:
             with self._cond:
                 if self._stopping:
                     break
-            job = self.queue.next()
+            job = self.store.next_enrichment_job()
             if job is None:
                 break
             self._process(job, report)
         report.seconds = round(time.perf_counter() - started, 3)
         report.model = self.model.info.name if self.model is not None else ""
         report.model_error = self.model_error
-        report.remaining = self.queue.counts()["queued"]
+        report.remaining = self.store.enrichment_counts()["queued"]
         return report
 
-    def _process(self, job: Job, report: EnrichReport) -> None:
-        row = self.db.execute("SELECT content, pinned, access_count, content_hash FROM memories WHERE id = ?",
-                              (job.memory_id,)).fetchone()
-        if row is None:
-            with write_transaction(self.db):
-                self.db.execute("DELETE FROM enrichment_queue WHERE seq = ?", (job.seq,))
+    def _process(self, job: EnrichmentJob, report: EnrichReport) -> None:
+        memory = self.store.enrichment_input(job.memory_id)
+        if memory is None:  # deleted meanwhile
+            self.store.drop_enrichment_job(job)
             return
-        content, pinned, repeats, chash = row
         report.processed += 1
         try:
             model = self._get_model()
-            result = enrich_text(content, model=model, pinned=bool(pinned), repeats=repeats,
+            result = enrich_text(memory.content, model=model, pinned=memory.pinned, repeats=memory.repeats,
                                  summary_chars=self.settings.enrich_summary_chars, n_ctx=self.settings.llm_context)
-            self.queue.finish(job, result, chash, "done" if result.by != DETERMINISTIC else "basic")
+            state = "done" if result.by != DETERMINISTIC else "basic"
+            self.store.finish_enrichment(job, result, memory.content_hash, state)
             if result.by == DETERMINISTIC:
                 report.deterministic += 1
             else:
@@ -556,30 +354,26 @@ class Enricher:
             message = str(exc) if isinstance(exc, DesktopMemoryError) else f"{type(exc).__name__}: {exc}"
             log.debug("enrichment job %s failed", job.memory_id, exc_info=True)
             report.errors.append(message[:200])
-            if self.queue.fail(job, message, self.settings.enrich_max_attempts):
+            if self.store.fail_enrichment(job, message, self.settings.enrich_max_attempts):
                 report.failed += 1
-                self._fallback(job, content, bool(pinned), repeats, chash)
+                self._fallback(job, memory)
             else:
                 report.retried += 1
 
-    def _fallback(self, job: Job, content: str, pinned: bool, repeats: int, chash: str) -> None:
+    def _fallback(self, job: EnrichmentJob, memory: EnrichmentInput) -> None:
         """A job failed for good: keep at least the deterministic part."""
         try:
-            result = enrich_text(content, pinned=pinned, repeats=repeats,
+            result = enrich_text(memory.content, pinned=memory.pinned, repeats=memory.repeats,
                                  summary_chars=self.settings.enrich_summary_chars)
-            with write_transaction(self.db):
-                self.db.execute("UPDATE memories SET entities = ?, enriched_at = ?, enriched_by = ? "
-                                "WHERE id = ? AND content_hash = ?",
-                                (_json(result.entities), time.time(), DETERMINISTIC, job.memory_id, chash))
+            self.store.keep_entities(job.memory_id, memory.content_hash, result.entities, DETERMINISTIC)
         except Exception:  # noqa: BLE001 - already marked failed; nothing more to do
             log.debug("fallback enrichment failed too", exc_info=True)
 
 
-def status(db: apsw.Connection, settings: Settings, enricher: Enricher | None) -> dict[str, Any]:
-    """Queue length, rate and the model in use (read on the caller's connection; nothing is loaded)."""
-    queue = EnrichmentQueue(db)
-    counts = queue.counts()
-    states = dict(db.execute("SELECT enrichment_state, count(*) FROM memories GROUP BY enrichment_state").fetchall())
+def status(store: Store, settings: Settings, enricher: Enricher | None) -> dict[str, Any]:
+    """Queue length, rate and the model in use (read through the caller's store; nothing is loaded)."""
+    counts = store.enrichment_counts()
+    states = store.enrichment_states()
     model: dict[str, Any] = {"configured": settings.llm_model_path or "(default) SmolLM2-135M-Instruct"}
     try:
         info = check_model(settings.llm_model_path or None)
@@ -595,7 +389,7 @@ def status(db: apsw.Connection, settings: Settings, enricher: Enricher | None) -
         "failed": counts["failed"],
         "enriched": int(states.get("done", 0)),
         "enriched_without_model": int(states.get("basic", 0)),
-        "rate_per_minute": queue.rate_per_minute(),
+        "rate_per_minute": store.enrichment_rate_per_minute(),
         "running": enricher.background if enricher is not None else False,
         "worker_error": enricher.crashed if enricher is not None else "",
         "threads": settings.llm_threads or default_threads(),

@@ -18,6 +18,7 @@ from ..core.errors import NotFound, StorageError
 from ..core.models import Memory, Version
 from ..core.text import first_line
 from . import encryption, failures
+from .store_enrichment import EnrichmentRows
 from .store_search import KeywordSearch
 from .store_vectors import VectorRows
 
@@ -84,10 +85,11 @@ class RankFields(NamedTuple):
     family_id: str | None = None
 
 
-class Store(KeywordSearch, VectorRows):
+class Store(KeywordSearch, VectorRows, EnrichmentRows):
     """One connection to the memories database; used from one thread at a time.
 
-    Keyword search and filter SQL live in store_search.py, the vector queue and copies in store_vectors.py.
+    Keyword search and filter SQL live in store_search.py, the vector queue and copies in store_vectors.py,
+    the enrichment queue and results in store_enrichment.py.
     """
 
     def __init__(self, path: Path, key: str | None = None) -> None:

@@ -34,7 +34,7 @@ from ..core.text import check_content, content_hash, decode, first_line
 from ..engine import encryption, failures, records
 from ..engine import folder as folder_files
 from ..engine.embed import DIMENSIONS, Embedder
-from ..engine.enrichment import Enricher, EnrichmentQueue, EnrichReport
+from ..engine.enrichment import Enricher, EnrichReport
 from ..engine.enrichment import status as enrichment_status
 from ..engine.foreground import Foreground
 from ..engine.index_health import remove_moved_aside
@@ -1104,13 +1104,13 @@ class MemoryService:
     def enricher(self) -> Enricher:
         """The enrichment thread's controller (the thread starts on first use)."""
         if self._enricher is None:
-            self._enricher = Enricher(self.store.path, self.settings, open_db=self._second_connection,
+            self._enricher = Enricher(self.store.path, self.settings, open_store=self._second_store,
                                       foreground=self.foreground)
         return self._enricher
 
-    def _second_connection(self) -> Any:
+    def _second_store(self) -> Store:
         """Another connection to the database, opened like the store's (same key), for the enrichment thread."""
-        return Store(self.store.path, key=encryption.current_key(self.folder, self.store.path)).db
+        return Store(self.store.path, key=encryption.current_key(self.folder, self.store.path))
 
     def enrich(self, limit: int) -> EnrichReport:
         """Enrich up to `limit` queued memories now, in arrival order, and wait for it."""
@@ -1119,7 +1119,7 @@ class MemoryService:
         return self.enricher.enrich(limit)
 
     def enrichment_status(self) -> dict[str, Any]:
-        return enrichment_status(self.store.db, self.settings, self._enricher)
+        return enrichment_status(self.store, self.settings, self._enricher)
 
     def start_enrichment(self) -> None:
         """Enrich new memories in the background, at low priority (for long-running hosts)."""
@@ -1139,10 +1139,9 @@ class MemoryService:
         self.settings.save(self.folder)
         if self._enricher is not None:
             self._enricher.reset_model()
-        queue = EnrichmentQueue(self.store.db)
-        enriched = self.store.scalar("SELECT count(*) FROM memories WHERE enriched_at IS NOT NULL")
-        requeued = queue.requeue_all() if queue.model_id() != info.model_id and enriched else 0
-        queue.set_model_id(info.model_id)
+        changed = self.store.enrichment_model_id() != info.model_id
+        requeued = self.store.requeue_enrichment() if changed and self.store.enriched_count() else 0
+        self.store.set_enrichment_model_id(info.model_id)
         return {"model": info.name, "path": str(info.path), "bytes": info.size, "requeued": requeued}
 
     def verify_enrichment_model(self) -> dict[str, Any]:
@@ -1151,10 +1150,10 @@ class MemoryService:
 
     def requeue_enrichment(self) -> int:
         """Queue every memory for enrichment again; returns how many."""
-        return EnrichmentQueue(self.store.db).requeue_all()
+        return self.store.requeue_enrichment()
 
     def retry_failed_enrichment(self) -> int:
-        return EnrichmentQueue(self.store.db).retry_failed()
+        return self.store.retry_failed_enrichment()
 
 
 def _best_at_least(ids: Sequence[str], sims: np.ndarray, threshold: float) -> str | None:

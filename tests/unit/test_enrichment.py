@@ -130,7 +130,7 @@ def test_the_persons_title_and_importance_are_kept(service):
 
 
 def test_a_failing_model_is_retried_a_bounded_number_of_times_then_marked(service, monkeypatch):
-    monkeypatch.setattr("desktop_memory.engine.enrichment.RETRY_BASE_S", 0.0)
+    monkeypatch.setattr("desktop_memory.engine.store_enrichment.RETRY_BASE_S", 0.0)
     made = use_model(service, fail=True)
     m = service.add("Decision: ship Atlas on 2026-03-03").memory
     first = service.enrich(5)  # no back-off here: all attempts happen in one run
