@@ -19,8 +19,10 @@ from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QClipboard, QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
+from ..core import notices
 from ..core.capture import CaptureEvent, RecentCaptures, Snapshot
 from ..engine.settings import Settings
+from ..ipc.client import connect
 from ..ipc.spawn import HostProcess
 from ..ipc.supervisor import Supervisor
 from ..service import MemoryService
@@ -28,6 +30,7 @@ from . import capture_now, single_instance
 from .bridge import ENGINE, EngineBridge
 from .clipboard_watcher import ClipboardWatcher
 from .hotkeys import GlobalHotkeys
+from .queue_watch import QueueWatch
 from .search_window import SearchWindow
 from .settings_window import SettingsWindow
 from .tray import Tray, icon
@@ -35,7 +38,6 @@ from .tray import Tray, icon
 log = logging.getLogger(__name__)
 PROG = "desktop-memory"
 RECENT = 8
-QUEUE_POLL_MS = 3000
 
 
 def has_display() -> bool:
@@ -61,6 +63,8 @@ class DesktopApp(QObject):
         self.enrich_pending = 0
         self.recent = RecentCaptures(RECENT)
         settings = Settings.load(data_dir)
+        self.notify_every = settings.notify_every_capture
+        self._first_saved = False  # the first automatic save of this run is told; later ones go quietly
         self.engine_state = "starting"
         self.host = None if opener else HostProcess(data_dir, on_exit=lambda code: self.bridge.host_exited(code))
         if self.host is not None:  # supervised: restarted when it dies or hangs (ipc/supervisor.py)
@@ -79,7 +83,7 @@ class DesktopApp(QObject):
         self._index_told = ""  # the vector index repair last told about
         self.instance = single_instance.InstanceServer(single_instance.server_name(data_dir), self)
         self._resume = QTimer(self, singleShot=True, timeout=self.resume_capture)
-        self._queue_poll = QTimer(self, interval=QUEUE_POLL_MS, timeout=self._poll_queue)
+        self.queue_watch = QueueWatch(lambda: connect(data_dir), self)  # the queue's length, pushed by the engine
         self._tray_watch = QTimer(self, interval=1000, timeout=self._check_tray)
 
         self.bridge.engine_state.connect(self._engine_state)
@@ -93,6 +97,7 @@ class DesktopApp(QObject):
         self.watcher.copy_settled.connect(self.capture_copy)
         self.hotkeys.pressed.connect(self._hotkey)
         self.instance.command_received.connect(self._command)
+        self.queue_watch.queued.connect(self._queue_changed)
         t = self.tray
         t.search_requested.connect(self.search.toggle)
         t.capture_requested.connect(self.capture_clipboard)
@@ -100,6 +105,7 @@ class DesktopApp(QObject):
         t.pause_requested.connect(self.pause_capture)
         t.resume_requested.connect(self.resume_capture)
         t.recent_chosen.connect(lambda mid: self.search.show_and_focus(select_id=mid))
+        t.recent_wanted.connect(lambda: self.tray.set_recent(list(self.recent)))  # times true when opened
         t.settings_requested.connect(self.open_settings)
         t.folder_requested.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.data_dir))))
         t.retry_requested.connect(self.bridge.retry)
@@ -149,14 +155,14 @@ class DesktopApp(QObject):
         """Background enrichment (llama.cpp on its own thread, owned by the engine) while the app runs."""
         if self.host is None:  # the host process starts it itself
             self.bridge.submit(lambda s: s.start_enrichment())
-        self._queue_poll.start()
+        self.queue_watch.start()
 
     def _engine_state(self, state: str, message: str) -> None:
         """The supervised engine restarted, is restarting or stopped: the tray shows it, one notice says it."""
         self._set_engine_state(state)
         if message:
             log.info("notice shown")
-            self.tray.notify(message)
+            self.tray.notify(notices.plain(message))
         if state == "ready":  # a restarted host loads the embedding model on its first search: now
             self.bridge.submit(lambda s: s.search("warm up", limit=1, record_access=False), lambda _: None,
                                lambda _m: None)
@@ -167,17 +173,13 @@ class DesktopApp(QObject):
         self._update_tray()
         self.engine_state_changed.emit(state)
 
-    def _poll_queue(self) -> None:
-        def pending(s: MemoryService) -> int:
-            return int(s.enrichment_status().get("queued", 0))
-
-        def got(n: int) -> None:
-            self.enrich_pending = n
-            self._update_tray()
-
-        self.bridge.submit(pending, got, lambda _m: None, lane="queue-poll")
+    def _queue_changed(self, queued: int) -> None:
+        """The engine said how many memories wait for enrichment (qt/queue_watch.py): the tray shows "working"."""
+        self.enrich_pending = queued
+        self._update_tray()
 
     def _open_failed(self, message: str) -> None:
+        message = notices.plain(message)
         print(f"{PROG}: {message}", file=sys.stderr)
         log.info("engine failed to open")
         self.exit_code = 1
@@ -187,6 +189,7 @@ class DesktopApp(QObject):
         box.open()
 
     def _settings_loaded(self, settings: Settings) -> None:
+        self.notify_every = settings.notify_every_capture
         self.search.apply_settings(settings, settings.hotkey_search)
         self.settings_window.load(settings)
         if settings.capture_enabled:
@@ -209,7 +212,7 @@ class DesktopApp(QObject):
         log.info("quitting")
         self.watcher.stop()
         self.hotkeys.close()
-        self._queue_poll.stop()
+        self.queue_watch.stop()
         self._tray_watch.stop()
         self.instance.close()
         self.tray.hide()
@@ -244,7 +247,7 @@ class DesktopApp(QObject):
             log.info("notice folded into the engine's own")
             return
         log.info("notice shown")
-        self.tray.notify(message)
+        self.tray.notify(notices.plain(message))
 
     def capture_clipboard(self) -> None:
         """Capture clipboard now (an explicit request: not stopped by pause or capture being off)."""
@@ -263,16 +266,20 @@ class DesktopApp(QObject):
     def capture_copy(self, snap: Snapshot) -> None:
         """A copy the watcher saw settle: stored unless paused, off, marked secret or ruled out."""
         paused = self.capture_paused
-        self.bridge.submit(lambda s: capture_now.capture(s, snap, automatic=True, paused=paused), self._captured,
-                           hold=True)
+        self.bridge.submit(lambda s: capture_now.capture(s, snap, automatic=True, paused=paused),
+                           lambda outcome: self._captured(outcome, automatic=True), hold=True)
 
-    def _captured(self, outcome: tuple[str, CaptureEvent]) -> None:
+    def _captured(self, outcome: tuple[str, CaptureEvent], automatic: bool = False) -> None:
+        """Recent captures and the tooltip always; a notification only when it needs attention (core/notices)."""
         message, event = outcome
         if event.reason == "our own copy":  # the context we just copied: not news
             return
         self.recent.add(event)
         log.info("capture finished: %s", message.split(" (")[0])
-        self.notify(message)
+        first = automatic and event.stored and not self._first_saved
+        if notices.needs_attention(message, event, automatic=automatic, first=first, every=self.notify_every):
+            self.notify(notices.FIRST_SAVED if first and message == "Saved" and not self.notify_every else message)
+        self._first_saved = self._first_saved or first
         self.tray.set_recent(list(self.recent))
 
     def pause_capture(self, minutes: int) -> None:

@@ -65,8 +65,12 @@ class ClipboardWatcher(QObject):
             self._changed()
 
     def _changed(self) -> None:
+        mime = self.clipboard.mimeData(QClipboard.Mode.Clipboard)
+        if mime is None or not mime.formats():  # emptied (a password manager clearing it): not a copy
+            log.debug("clipboard emptied")
+            return
         app, window = self.windows.current()
-        snap = capture_now.snapshot(self.clipboard.mimeData(QClipboard.Mode.Clipboard), app=app, window=window)
+        snap = capture_now.snapshot(mime, app=app, window=window)
         key = snap.text if snap.text is not None else f"\0{snap.kind}:{sorted(snap.formats)}"
         now = time.monotonic()
         self.coalescer.offer(snap, key, now)

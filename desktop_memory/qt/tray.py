@@ -3,6 +3,7 @@ and its menu."""
 
 from __future__ import annotations
 
+import time
 from importlib import resources
 
 from PySide6.QtCore import QObject, Qt, Signal
@@ -47,6 +48,7 @@ class Tray(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.state = "ready"
+        self.last: CaptureEvent | None = None
         self.icons = {s: icon(s) for s in STATES}
         self.menu = QMenu()
         self.retry_action = QAction("&Retry starting the memory engine", self)
@@ -66,15 +68,14 @@ class Tray(QObject):
         self.menu.addAction(self.resume_action)
         self.recent_menu = self.menu.addMenu("&Recent captures")
         self.recent_menu.aboutToShow.connect(self.recent_wanted.emit)
-        self.set_recent([])
         self.menu.addSeparator()
         self.menu.addAction("Se&ttings…", self.settings_requested.emit)
         self.menu.addAction("&Open data folder", self.folder_requested.emit)
         self.menu.addSeparator()
         self.menu.addAction("&Quit", self.quit_requested.emit)
         self.icon = QSystemTrayIcon(self.icons["ready"], self)
-        self.icon.setToolTip(TIPS["ready"])
         self.icon.setContextMenu(self.menu)
+        self.set_recent([])  # and the tooltip
         self.icon.activated.connect(self._activated)
         self.icon.messageClicked.connect(self._message_clicked)
 
@@ -100,7 +101,7 @@ class Tray(QObject):
         else:
             self.state = "working" if working else "paused" if paused else "ready"
         self.icon.setIcon(self.icons[self.state])
-        self.icon.setToolTip(TIPS[self.state])
+        self._show_tip()
         self.pause_menu.menuAction().setVisible(not paused)
         self.resume_action.setVisible(paused)
         self.retry_action.setVisible(engine == "stopped")
@@ -108,6 +109,8 @@ class Tray(QObject):
     def set_recent(self, events: list[CaptureEvent]) -> None:
         """What the last copies became: saved ones open in the search window; skipped ones say why only."""
         self.recent_menu.clear()
+        self.last = events[0] if events else None
+        self._show_tip()
         if not events:
             self.recent_menu.addAction("Nothing captured since the app started").setEnabled(False)
         for e in events:
@@ -118,6 +121,14 @@ class Tray(QObject):
             else:
                 label = f"Skipped: {e.reason}" + (f" · {e.app}" if e.app else "") + f"  ({when})"
                 self.recent_menu.addAction(label.replace("&", "&&")).setEnabled(False)
+
+    def _show_tip(self) -> None:
+        """The state, and what the last copy became at what time (a clock time: it stays true)."""
+        tip = TIPS[self.state]
+        if self.last is not None:
+            what = "saved" if self.last.stored else f"skipped ({self.last.reason})"
+            tip += f"\nLast copy {what} at {time.strftime('%H:%M', time.localtime(self.last.at))}"
+        self.icon.setToolTip(tip)
 
     def notify(self, message: str) -> None:
         """A small balloon; callers pass status text only, never memory content."""

@@ -32,12 +32,14 @@ def test_round_trip_saves_atomically_and_applies_at_once(qtbot, window, bridge, 
     window.format.setCurrentText("markdown")
     window.threads.setValue(2)
     window.login.setChecked(True)
+    window.notify_all.setChecked(True)
     with qtbot.waitSignal(window.saved, timeout=10_000) as blocker:
         window.save()
     saved = json.loads((tmp_path / "data" / FILENAME).read_text())
     assert saved["capture_enabled"] is False and saved["capture_ignore_patterns"] == ["^\\d{6}$", "token-[a-z]+"]
     assert saved["capture_ignore_apps"] == ["keepassxc"] and saved["hotkey_search"] == "Ctrl+Shift+Space"
     assert saved["context_budget"] == 800 and saved["context_format"] == "markdown" and saved["llm_threads"] == 2
+    assert saved["notify_every_capture"] is True
     assert not list((tmp_path / "data").glob(".settings-*"))  # no temp file left behind
     assert blocker.args[0].context_budget == 800
     # applied without a restart: the engine's next context uses the new budget and format
