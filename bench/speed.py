@@ -659,7 +659,7 @@ def stage_breakdown(service: MemoryService, queries: QueryMaker, n: int) -> dict
         t2 = time.perf_counter()
         sem = dict(service.vectors.query(qvec, 110))
         t3 = time.perf_counter()
-        service._similarities(qvec, [i for i in found if i not in sem])  # SQLite copies (m004)
+        service.vector_sync.similarities(qvec, [i for i in found if i not in sem])  # SQLite copies (m004)
         t4 = time.perf_counter()
         service.store.get_many(set(found) | set(sem))
         t5 = time.perf_counter()
@@ -730,7 +730,7 @@ def stage_freshness(service: MemoryService, gen: TextGenerator, rng: random.Rand
                 sem_only += 1
         # after the timing: is its vector stored (its SQLite copy, which searches read until the
         # vector reaches Chroma with the next PENDING_FLUSH, or Chroma's)?
-        own = service._similarities(service.embedder.encode([res.memory.content])[0], [res.memory.id])
+        own = service.vector_sync.similarities(service.embedder.encode([res.memory.content])[0], [res.memory.id])
         in_index += own.get(res.memory.id, 0.0) > 0.9
         if not ok_sem and len(misses) < 10:  # where did it rank, and what beat it?
             deeper = [h.memory.id for h in service.search(sem_q, limit=100, record_access=False)]

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import InvalidInput
-from ..engine import backup, encryption
 from ..service import MemoryService
 from .commands import emit_json, handler, out
 
@@ -93,34 +92,35 @@ def _confirm(question: str, yes: bool) -> bool:
 def cmd_backup(service: MemoryService, args: argparse.Namespace) -> int:
     path = Path(args.file)
     if args.action == "create":
-        info = backup.create(service, path, _passphrase(args, confirm=True), overwrite=args.force)
+        info = service.create_backup(path, _passphrase(args, confirm=True), overwrite=args.force)
         if not args.json and not info["encrypted"]:
             print("note: this backup is NOT encrypted: anyone with the file can read your memories",
                   file=sys.stderr)
         _print(info, args.json)
         return 0
     if args.action == "verify":
-        info = backup.inspect(path, _passphrase(args, confirm=False))
+        info = service.verify_backup(path, _passphrase(args, confirm=False))
         _print({**info, "ok": True}, args.json)
         return 0
     passphrase = _passphrase(args, confirm=False)
-    info = backup.inspect(path, passphrase)
-    if not _confirm(f"Replace the {service.store.count(include_forgotten=True)} memories in {service.folder} "
+    info = service.verify_backup(path, passphrase)
+    held = service.stats()
+    if not _confirm(f"Replace the {held['memories'] + held['forgotten']} memories in {service.folder} "
                     f"with the {info['memories']} of this backup?", args.yes):
         out("Nothing restored.")
         return 1
-    _print(backup.restore(service, path, passphrase), args.json)
+    _print(service.restore_backup(path, passphrase), args.json)
     return 0
 
 
 @handler("encryption")
 def cmd_encryption(service: MemoryService, args: argparse.Namespace) -> int:
     if args.action == "on":
-        encryption.switch(service, encrypted=True)
+        service.set_encryption(True)
     elif args.action == "off":
         if not _confirm("Decrypt the database and keep this data folder unencrypted?", args.yes):
             out("Nothing changed.")
             return 1
-        encryption.switch(service, encrypted=False)
-    out(f"encryption: {encryption.describe(service.folder, service.store.path)}")
+        service.set_encryption(False)
+    out(f"encryption: {service.encryption_status()}")
     return 0

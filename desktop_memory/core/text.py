@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Iterable
 
 from .errors import InvalidInput
 
@@ -62,3 +63,17 @@ def first_line(text: str, width: int = 80) -> str:
         if line:
             return line if len(line) <= width else line[: width - 1].rstrip() + "…"
     return ""
+
+
+def normalise_tag(tag: object) -> str:
+    """One tag as stored and filtered on: whitespace collapsed, no leading '#', lower case, at most 64 chars."""
+    return " ".join(str(tag).split()).lstrip("#").strip().lower()[:64]
+
+
+def clean_tags(tags: Iterable[object]) -> list[str]:
+    """Tags normalised (`normalise_tag`), empty ones dropped, each once, in their first order."""
+    out: list[str] = []
+    for tag in tags:
+        if (tag := normalise_tag(tag)) and tag not in out:
+            out.append(tag)
+    return out

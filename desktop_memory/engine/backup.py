@@ -14,8 +14,10 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import apsw
 import numpy as np
@@ -25,13 +27,10 @@ from ..core.errors import BackupInvalid, InvalidInput, StorageError
 from ..core.models import to_iso
 from . import encryption
 from . import folder as folder_files
+from .embed import DIMENSIONS
 from .settings import FILENAME as SETTINGS_FILE
-from .settings import Settings
 from .store import Store, migrations
 from .vectors import VectorIndex
-
-if TYPE_CHECKING:
-    from ..service import MemoryService
 
 FORMAT = 1
 MIN_PASSPHRASE = 8
@@ -52,31 +51,43 @@ def check_passphrase(passphrase: str | None) -> None:
         raise InvalidInput(f"the backup passphrase must have at least {MIN_PASSPHRASE} characters")
 
 
-def create(service: MemoryService, target: Path, passphrase: str | None, *, overwrite: bool = False) -> dict[str, Any]:
-    """Write a backup of the service's data folder to `target` (encrypted unless passphrase is None)."""
+VectorsOf = Callable[[Sequence[str]], dict[str, np.ndarray]]  # ids -> the vectors found for them
+
+
+def check_target(folder: Path, target: Path, passphrase: str | None, *, overwrite: bool) -> Path:
+    """The backup file to write, after checking the passphrase and where it goes."""
     check_passphrase(passphrase)
     target = target.expanduser()
     if target.exists() and not overwrite:
         raise InvalidInput(f"{target} already exists: choose another file name or overwrite it explicitly")
-    if target.resolve().is_relative_to(service.folder.resolve()):
+    if target.resolve().is_relative_to(folder.resolve()):
         raise InvalidInput("write the backup outside the data folder")
+    return target
+
+
+def create(folder: Path, store: Store, vectors_of: VectorsOf, target: Path, passphrase: str | None, *,
+           overwrite: bool = False) -> dict[str, Any]:
+    """Write a backup of a data folder's store and vectors to `target` (encrypted unless passphrase is None).
+
+    `vectors_of` gives the vectors of the memories (their queue drained first by the caller).
+    """
+    target = check_target(folder, target, passphrase, overwrite=overwrite)
     partial = target.with_name(target.name + ".partial")
     partial.unlink(missing_ok=True)
     folder_files.create_private(partial).close()  # 0600 whatever the umask: VACUUM INTO fills an empty file
-    service.sync_vectors()  # what `add` left queued goes to Chroma first: the backup copies its vectors
-    ids = sorted(service.store.all_ids())
+    ids = sorted(store.all_ids())
     try:
-        service.store.db.execute("VACUUM INTO ?", (encryption.target_uri(partial, passphrase=passphrase),))
+        store.db.execute("VACUUM INTO ?", (encryption.target_uri(partial, passphrase=passphrase),))
         bk = encryption.connect(partial, passphrase=passphrase)
     except (apsw.Error, OSError) as exc:
         partial.unlink(missing_ok=True)
         raise StorageError(f"cannot write the backup {target}: {exc}") from exc
     try:
-        settings_path = service.folder / SETTINGS_FILE
+        settings_path = folder / SETTINGS_FILE
         info = {
             "format": FORMAT,
             "app_version": __version__,
-            "schema_version": service.store.schema_version,
+            "schema_version": store.schema_version,
             "created_at": to_iso(time.time()),
             "memories": len(ids),
             "embedding_model": EMBEDDING_MODEL,
@@ -88,7 +99,7 @@ def create(service: MemoryService, target: Path, passphrase: str | None, *, over
             bk.executemany("INSERT INTO backup_info VALUES (?, ?)", [(k, json.dumps(v)) for k, v in info.items()])
             bk.execute("CREATE TABLE backup_vectors(id TEXT PRIMARY KEY, vector BLOB NOT NULL)")
             for start in range(0, len(ids), 1000):
-                found = service.vectors.vectors(ids[start : start + 1000])
+                found = vectors_of(ids[start : start + 1000])
                 bk.executemany("INSERT INTO backup_vectors VALUES (?, ?)",
                                [(i, np.asarray(v, dtype=np.float32).tobytes()) for i, v in found.items()])
     except BaseException:
@@ -150,14 +161,20 @@ def inspect(path: Path, passphrase: str | None) -> dict[str, Any]:
         "file": str(path), "encrypted": not encryption.is_plain(path)}
 
 
-def restore(service: MemoryService, source: Path, passphrase: str | None) -> dict[str, Any]:
-    """Replace the service's memories with a backup's, after checking the backup and a staged copy.
+@dataclass
+class Staged:
+    """A backup checked and copied next to the database, ready to be swapped in."""
 
-    The replaced database stays in the data folder as `memories.sqlite3.before-restore-<time>`.
-    """
+    info: dict[str, Any]
+    path: Path  # the staged database, encrypted with the folder's key
+    settings_text: str
+    vectors: dict[str, np.ndarray]
+
+
+def stage(source: Path, folder: Path, db_path: Path, passphrase: str | None) -> Staged:
+    """Check a backup and copy it next to the folder's database (its key), checked again; nothing replaced."""
     source = source.expanduser()
     info = inspect(source, passphrase)
-    folder, db_path = service.folder, service.store.path
     key = encryption.current_key(folder, db_path)
     staged = db_path.with_name(db_path.name + ".restoring")
     encryption.remove_files(staged)
@@ -174,36 +191,49 @@ def restore(service: MemoryService, source: Path, passphrase: str | None) -> dic
     finally:
         bk.close()
     try:
-        staged_store = Store(staged, key=key)  # applies newer migrations to an older backup
-        try:
-            with staged_store.transaction():
-                for table in _BACKUP_TABLES:
-                    staged_store.db.execute(f"DROP TABLE {table}")
-            if staged_store.count(include_forgotten=True) != info["memories"] or not staged_store.fts_integrity():
-                raise StorageError("the restored copy does not match the backup")
-            staged_store.db.execute("PRAGMA journal_mode=DELETE")  # no -wal file left behind by the rename
-        finally:
-            staged_store.close()
-        encryption.verify(staged, key)
+        _check_staged(staged, key, info)
     except BaseException:
         encryption.remove_files(staged)
         raise
-    if settings_text:
-        folder_files.write_staged_settings(folder, settings_text)
-    service.stop_enrichment()  # its own connection must not keep writing to the replaced file
-    service.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    service.store.close()
+    return Staged(info, staged, settings_text, vectors)
+
+
+def _check_staged(staged: Path, key: str | None, info: dict[str, Any]) -> None:
+    staged_store = Store(staged, key=key)  # applies newer migrations to an older backup
     try:
-        kept = folder_files.swap_in_restore(folder, db_path, staged)
+        with staged_store.transaction():
+            for table in _BACKUP_TABLES:
+                staged_store.db.execute(f"DROP TABLE {table}")
+        if staged_store.count(include_forgotten=True) != info["memories"] or not staged_store.fts_integrity():
+            raise StorageError("the restored copy does not match the backup")
+        staged_store.db.execute("PRAGMA journal_mode=DELETE")  # no -wal file left behind by the rename
     finally:
-        service.reopen_store()  # a swap that failed part-way is finished or undone here first
-    service.settings = Settings.load(folder)
-    ids = service.store.all_ids()
+        staged_store.close()
+    encryption.verify(staged, key)
+
+
+def release(store: Store) -> None:
+    """Checkpoint and close the store before its file is replaced."""
+    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.close()
+
+
+def swap_in(folder: Path, db_path: Path, staged: Staged) -> Path | None:
+    """Put the staged database (and the backup's settings) in place; returns where the old database is kept.
+
+    Every connection to `db_path` is closed (`release`); the caller opens it again even on failure.
+    """
+    if staged.settings_text:
+        folder_files.write_staged_settings(folder, staged.settings_text)
+    return folder_files.swap_in_restore(folder, db_path, staged.path)
+
+
+def reuse_vectors(folder: Path, staged: Staged, ids: set[str]) -> int:
+    """Write the backup's vectors of the restored memories to the vector index; returns how many."""
     index = VectorIndex(folder / "vectors")
     index.delete(sorted(index.all_ids() - ids))
-    known = [i for i in vectors if i in ids and vectors[i].shape == (384,)]
-    if known and info.get("embedding_model") == EMBEDDING_MODEL:
+    vectors = staged.vectors
+    known = [i for i in vectors if i in ids and vectors[i].shape == (DIMENSIONS,)]
+    if known and staged.info.get("embedding_model") == EMBEDDING_MODEL:
         index.upsert(known, np.stack([vectors[i] for i in known]))
-    service.reconcile(full=True)  # embeds what the backup had no vector for
-    return {**info, "restored": len(ids), "vectors_reused": len(known), "vectors_embedded": len(ids) - len(known),
-            "previous_database": str(kept) if kept is not None and kept.exists() else None}
+    return len(known)

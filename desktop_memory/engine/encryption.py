@@ -17,15 +17,12 @@ import tempfile
 import urllib.parse
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import apsw
 
 from ..core.errors import InvalidInput, StorageError, WrongKey
 from . import keys
-
-if TYPE_CHECKING:
-    from ..service import MemoryService
 
 CIPHER = "chacha20"
 KDF_ITER = 2  # the key is 32 random bytes, not a password: stretching it would only slow every open (~0.2 s)
@@ -297,15 +294,14 @@ def describe(folder: Path, db: Path) -> str:
     return "off"
 
 
-def switch(service: MemoryService, *, encrypted: bool) -> None:
-    """Encrypt or decrypt an open service's database in place (copy, verify, swap), as the person chose."""
-    before = choose(service.folder, encrypted=encrypted)
-    service.stop_enrichment()  # the enrichment thread's connection must not hold the old file
-    service.store.close()
+def switch(folder: Path, db: Path, *, encrypted: bool) -> None:
+    """Encrypt or decrypt a closed database in place (copy, verify, swap), as the person chose.
+
+    The caller closes every connection to `db` first and opens it again afterwards (service/maintenance.py).
+    """
+    before = choose(folder, encrypted=encrypted)
     try:
-        prepare(service.folder, service.store.path)
+        prepare(folder, db)
     except BaseException:
-        before.save(service.folder)  # the database was not swapped: keep the earlier choice
+        before.save(folder)  # the database was not swapped: keep the earlier choice
         raise
-    finally:
-        service.reopen_store()

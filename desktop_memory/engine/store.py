@@ -20,6 +20,7 @@ from ..core.text import first_line
 from . import encryption, failures
 from .store_enrichment import EnrichmentRows
 from .store_search import KeywordSearch
+from .store_stats import StoreFigures
 from .store_vectors import VectorRows
 
 SESSION_GAP_S = 10 * 60
@@ -85,7 +86,7 @@ class RankFields(NamedTuple):
     family_id: str | None = None
 
 
-class Store(KeywordSearch, VectorRows, EnrichmentRows):
+class Store(KeywordSearch, VectorRows, EnrichmentRows, StoreFigures):
     """One connection to the memories database; used from one thread at a time.
 
     Keyword search and filter SQL live in store_search.py, the vector queue and copies in store_vectors.py,

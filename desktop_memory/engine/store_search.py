@@ -185,6 +185,12 @@ class KeywordSearch:
         rows = self.db.execute(f"SELECT m.id FROM memories m WHERE {where} LIMIT ?", [*params, cap + 1]).fetchall()
         return None if len(rows) > cap else [r[0] for r in rows]
 
+    def newest_ids(self, filters: Filters, limit: int) -> list[str]:
+        """The newest memories that pass the filters (pinned first)."""
+        where, params = self.filter_sql(filters)
+        sql = f"SELECT m.id FROM memories m WHERE {where} ORDER BY m.pinned DESC, m.created_at DESC LIMIT ?"
+        return [r[0] for r in self.db.execute(sql, [*params, limit])]
+
     def count_filtered(self, filters: Filters) -> int:
         where, params = self.filter_sql(filters)
         return int(self.db.execute(f"SELECT count(*) FROM memories m WHERE {where}", params).fetchone()[0])

@@ -52,7 +52,7 @@ def _digest(folder: Path) -> dict[str, str]:
 
 def _make(folder: Path, target: Path, passphrase: str | None, embedder) -> dict:
     with MemoryService(folder, embedder=embedder) as service:
-        return backup.create(service, target, passphrase)
+        return service.create_backup(target, passphrase)
 
 
 def test_an_encrypted_backup_restores_into_a_new_folder_with_its_own_key(source, tmp_path, real_embedder):
@@ -64,7 +64,7 @@ def test_an_encrypted_backup_restores_into_a_new_folder_with_its_own_key(source,
     assert backup.inspect(file, PASS)["memories"] == 4
     target = tmp_path / "restored"
     with MemoryService(target, embedder=real_embedder) as service:
-        report = backup.restore(service, file, PASS)
+        report = service.restore_backup(file, PASS)
         assert report["restored"] == 4 and report["vectors_reused"] == 4 and report["vectors_embedded"] == 0
         assert service.vectors.count() == 4
         hit = service.search("a bird reading poems", limit=1)[0].memory
@@ -83,7 +83,7 @@ def test_restore_keeps_the_replaced_database_and_replaces_every_memory(source, t
     _make(source, file, PASS, real_embedder)
     with MemoryService(source, embedder=real_embedder) as service:
         extra = service.add("Written after the backup: the garage code is on the fridge").memory.id
-        report = backup.restore(service, file, PASS)
+        report = service.restore_backup(file, PASS)
         assert service.store.count(include_forgotten=True) == 4 and extra not in service.store.all_ids()
         assert extra not in service.vectors.all_ids()  # its vector went with it
         kept = Path(report["previous_database"])
@@ -99,7 +99,7 @@ def test_a_plain_backup_is_an_explicit_choice_and_restores_too(source, tmp_path,
     assert not info["encrypted"] and file.read_bytes().startswith(encryption.PLAIN_HEADER)
     assert b"Zanzibar" in file.read_bytes()
     with MemoryService(tmp_path / "r", embedder=real_embedder) as service:
-        assert backup.restore(service, file, None)["restored"] == 4
+        assert service.restore_backup(file, None)["restored"] == 4
 
 
 def test_wrong_passphrase_corrupt_truncated_and_newer_backups_are_refused_and_touch_nothing(
@@ -137,7 +137,7 @@ def test_wrong_passphrase_corrupt_truncated_and_newer_backups_are_refused_and_to
         messages = {}
         for name, (path, passphrase) in bad.items():
             with pytest.raises(BackupInvalid) as caught:
-                backup.restore(service, path, passphrase)
+                service.restore_backup(path, passphrase)
             messages[name] = str(caught.value)
         assert service.store.count(include_forgotten=True) == 4
     assert _digest(source) == before
@@ -155,11 +155,11 @@ def test_a_backup_never_lands_in_the_data_folder_or_over_a_file(source, tmp_path
     (tmp_path / "exists").write_text("keep me")
     with MemoryService(source, embedder=real_embedder) as service:
         with pytest.raises(InvalidInput, match="already exists"):
-            backup.create(service, tmp_path / "exists", PASS)
+            service.create_backup(tmp_path / "exists", PASS)
         with pytest.raises(InvalidInput, match="outside the data folder"):
-            backup.create(service, source / "inside.dmbackup", PASS)
+            service.create_backup(source / "inside.dmbackup", PASS)
         with pytest.raises(InvalidInput, match="at least 8 characters"):
-            backup.create(service, tmp_path / "short-pass", "abc")
+            service.create_backup(tmp_path / "short-pass", "abc")
     assert (tmp_path / "exists").read_text() == "keep me"
     assert not (tmp_path / "short-pass").exists()
 
@@ -206,7 +206,7 @@ def test_an_older_backup_is_migrated_on_restore(keyring_env, tmp_path, real_embe
         db.execute("CREATE TABLE backup_vectors(id TEXT PRIMARY KEY, vector BLOB NOT NULL)")
     db.close()
     with MemoryService(tmp_path / "r", embedder=real_embedder) as service:
-        report = backup.restore(service, file, None)
+        report = service.restore_backup(file, None)
         assert report["restored"] == count and report["vectors_embedded"] == count
         assert service.vectors.count() == count
         assert service.store.schema_version == migrations()[-1][0] > 1

@@ -83,7 +83,7 @@ def use_model(svc: MemoryService, **kw: Any) -> list[FakeModel]:
         made.append(FakeModel(info, **kw))
         return made[-1]
 
-    svc._enricher = Enricher(svc.store.path, svc.settings, model_factory=factory, foreground=svc.foreground)
+    svc.enrichment.use(Enricher(svc.store.path, svc.settings, model_factory=factory, foreground=svc.foreground))
     return made
 
 

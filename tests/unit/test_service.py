@@ -116,7 +116,7 @@ def test_purge_removes_versions_too(fake_service):
 
 
 def test_exact_duplicates_inside_one_batch_and_across_batches_import_completely(fake_service, monkeypatch):
-    import desktop_memory.service.facade as service_module
+    import desktop_memory.service.ingest as service_module
 
     monkeypatch.setattr(service_module, "IMPORT_BATCH", 4)
     texts = ["Hey!", "Thanks!", "Hey!", "see you at 5", "Hey!", "Thanks!", "new line one", "Hey!",
@@ -285,7 +285,7 @@ def test_a_store_embedded_by_another_model_is_re_embedded_once(tmp_path):
         stored = svc.vectors.vectors([mid])[mid]
         assert float(stored @ FakeEmbedder().encode(["the beta ships on March 3rd"])[0]) > 0.999
     with MemoryService(folder, embedder=FakeEmbedder()) as again:
-        assert again._adopt_embedding_model() == 0  # once only
+        assert again.vector_sync._adopt_embedding_model() == 0  # once only
 
 
 class UnloadedModel(FakeEmbedder):
@@ -319,7 +319,7 @@ def test_doctor_reports_ok(fake_service):
 
 
 def test_filtered_meaning_search_exact_and_deep_paths(fake_service, monkeypatch):
-    import desktop_memory.service.facade as service_module
+    import desktop_memory.service.retrieval as service_module
 
     # every note gets its own words, so no two vectors (and no two similarities) tie: HNSW degrades on
     # exact ties, and that is not what this test is about
@@ -332,8 +332,8 @@ def test_filtered_meaning_search_exact_and_deep_paths(fake_service, monkeypatch)
     exact = fake_service.search("tomatoes basil", limit=20, filters=Filters(tags=("garden",)))
     assert set(ids(exact)) == tagged
     monkeypatch.setattr(service_module, "EXACT_SEMANTIC_CAP", 2)  # force the HNSW + filter path
-    deep = fake_service._semantic_filtered(fake_service.embedder.encode_query("tomatoes basil"),
-                                           Filters(tags=("garden",)), 30)
+    deep = fake_service.retrieval._semantic_filtered(fake_service.embedder.encode_query("tomatoes basil"),
+                                                     Filters(tags=("garden",)), 30)
     # HNSW is approximate (more so on the fake embedder's sparse vectors): only tagged ones, most of them
     assert set(deep) <= tagged and len(deep) >= len(tagged) // 2
 
@@ -353,7 +353,7 @@ def test_exact_similarities_and_an_empty_index(fake_service):
     assert fake_service.vectors.query(FakeEmbedder().encode(["x"])[0], 10) == []
     a = fake_service.add("alpha beta gamma").memory
     vec = fake_service.embedder.encode_query("alpha beta gamma")
-    sims = fake_service._similarities(vec, [a.id, "unknown-id", a.id])
+    sims = fake_service.vector_sync.similarities(vec, [a.id, "unknown-id", a.id])
     assert list(sims) == [a.id] and sims[a.id] == pytest.approx(1.0, abs=1e-3)  # float16 copy
 
 
@@ -371,7 +371,7 @@ def test_vector_copies_follow_the_memory_and_fall_back_to_chroma(fake_service):
     with store.transaction():
         store.db.execute("DELETE FROM memory_vectors")  # a store from before the copies
     vec = fake_service.embedder.encode_query("delta epsilon zeta")
-    assert fake_service._similarities(vec, [b.id])[b.id] == pytest.approx(1.0, abs=1e-3)  # Chroma, fed from the copy
+    assert fake_service.vector_sync.similarities(vec, [b.id])[b.id] == pytest.approx(1.0, abs=1e-3)  # Chroma, fed from the copy
     fake_service.purge([b.id])
     assert store.db.execute("SELECT count(*) FROM memory_vectors").fetchone()[0] == 0
 
@@ -404,7 +404,7 @@ def test_a_pending_vector_write_cannot_outlive_a_purge_or_an_edit(fake_service):
 
 
 def test_a_pipelined_import_dedupes_across_batches_and_acknowledges_committed_work(fake_service, monkeypatch):
-    import desktop_memory.service.facade as service_module
+    import desktop_memory.service.ingest as service_module
 
     monkeypatch.setattr(service_module, "IMPORT_BATCH", 3)
     words = ["apple", "banana", "cherry", "damson", "elder", "fig", "grape", "hazel"]
@@ -433,7 +433,7 @@ class FailsOnSecondBatch(FakeEmbedder):
 
 
 def test_an_import_that_fails_keeps_the_batches_committed_before(tmp_path, monkeypatch):
-    import desktop_memory.service.facade as service_module
+    import desktop_memory.service.ingest as service_module
 
     monkeypatch.setattr(service_module, "IMPORT_BATCH", 2)
     with MemoryService(tmp_path / "data", embedder=FailsOnSecondBatch()) as svc:
@@ -444,7 +444,7 @@ def test_an_import_that_fails_keeps_the_batches_committed_before(tmp_path, monke
 
 
 def test_an_add_is_found_by_meaning_before_its_vector_reaches_chroma(tmp_path, monkeypatch):
-    import desktop_memory.service.facade as service_module
+    import desktop_memory.service.vector_sync as service_module
 
     monkeypatch.setattr(service_module, "PENDING_FLUSH", 3)
     folder = tmp_path / "data"

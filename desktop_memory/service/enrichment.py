@@ -1,0 +1,88 @@
+"""Control of background enrichment (the work itself is in engine/enrichment.py).
+
+`EnrichmentControl` receives its collaborators (the folder, store, settings, foreground gate);
+the enrichment thread gets a second connection to the database, opened like the store's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import InvalidInput
+from ..engine import encryption
+from ..engine.enrichment import Enricher, EnrichReport
+from ..engine.enrichment import status as enrichment_status
+from ..engine.foreground import Foreground
+from ..engine.settings import Settings
+from ..engine.store import Store
+
+
+class EnrichmentControl:
+    """Starts, stops and configures the enricher of one data folder."""
+
+    def __init__(self, folder: Path, store: Store, settings: Settings, foreground: Foreground) -> None:
+        self.folder = folder
+        self.store = store
+        self.settings = settings
+        self.foreground = foreground
+        self._enricher: Enricher | None = None
+
+    @property
+    def enricher(self) -> Enricher:
+        """The enrichment thread's controller (the thread starts on first use)."""
+        if self._enricher is None:
+            self._enricher = Enricher(self.store.path, self.settings, open_store=self._second_store,
+                                      foreground=self.foreground)
+        return self._enricher
+
+    def use(self, enricher: Enricher) -> None:
+        """Use this enricher (tests give one with a fake model)."""
+        self._enricher = enricher
+
+    def _second_store(self) -> Store:
+        """Another connection to the database, opened like the store's (same key), for the enrichment thread."""
+        return Store(self.store.path, key=encryption.current_key(self.folder, self.store.path))
+
+    def enrich(self, limit: int) -> EnrichReport:
+        """Enrich up to `limit` queued memories now, in arrival order, and wait for it."""
+        if limit < 1:
+            raise InvalidInput("the limit must be at least 1")
+        return self.enricher.enrich(limit)
+
+    def status(self) -> dict[str, Any]:
+        return enrichment_status(self.store, self.settings, self._enricher)
+
+    def start(self) -> None:
+        """Enrich new memories in the background, at low priority (for long-running hosts)."""
+        self.enricher.start(background=True)
+
+    def stop(self) -> None:
+        if self._enricher is not None:
+            self._enricher.stop()
+
+    def set_model(self, path: str | None) -> dict[str, Any]:
+        """Use another GGUF (None or "" for the bundled one); every memory is enriched again."""
+        from ..engine.llm import check_model
+
+        info = check_model(path or None)
+        self.enricher.try_model(info)  # a truncated or unsupported file fails here, not later
+        self.settings.llm_model_path = str(info.path) if path else ""
+        self.settings.save(self.folder)
+        if self._enricher is not None:
+            self._enricher.reset_model()
+        changed = self.store.enrichment_model_id() != info.model_id
+        requeued = self.store.requeue_enrichment() if changed and self.store.enriched_count() else 0
+        self.store.set_enrichment_model_id(info.model_id)
+        return {"model": info.name, "path": str(info.path), "bytes": info.size, "requeued": requeued}
+
+    def verify_model(self) -> dict[str, Any]:
+        """Load the configured model and enrich a sample sentence with it."""
+        return self.enricher.verify_model()
+
+    def requeue(self) -> int:
+        """Queue every memory for enrichment again; returns how many."""
+        return self.store.requeue_enrichment()
+
+    def retry_failed(self) -> int:
+        return self.store.retry_failed_enrichment()

@@ -1,0 +1,188 @@
+"""The life of stored memories: read, edit, pin, tag, forget, restore, purge, retention, stats, doctor, export.
+
+`Lifecycle` receives its collaborators (the folder, store, settings, embedder, vector sync) and a
+callback told when stored texts change (the ingest's look-alike window is read again).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import DesktopMemoryError, InvalidInput, NotFound
+from ..core.models import Memory, Version, to_iso
+from ..core.redact import redact
+from ..core.text import check_content, clean_tags, content_hash, first_line
+from ..engine import encryption
+from ..engine.embed import Embedder
+from ..engine.settings import Settings
+from ..engine.store import Store
+from .vector_sync import INDEX_REPAIR_KEY, VECTORS_DIR, VectorSync
+
+_DOCTOR_CHECKS = ("sqlite_integrity", "fts_integrity", "fts_rows_match", "embedding_model", "vectors_match")
+_EXPORTED = ("content", "created_at", "source", "title", "tags", "pinned", "metadata", "source_app", "source_url",
+             "importance")
+
+
+class Lifecycle:
+    """Operations on stored memories, and the checks and figures of the whole store."""
+
+    def __init__(self, folder: Path, store: Store, settings: Settings, embedder: Embedder, vectors: VectorSync,
+                 on_texts_changed: Callable[[], None] = lambda: None) -> None:
+        self.folder = folder
+        self.store = store
+        self.settings = settings
+        self.embedder = embedder
+        self.vectors = vectors
+        self.on_texts_changed = on_texts_changed
+
+    # -- one memory ---------------------------------------------------------------------------
+    def get(self, memory_id: str) -> Memory:
+        return self.store.get(memory_id.strip())
+
+    def versions(self, memory_id: str) -> list[Version]:
+        """The earlier texts of a memory (replaced by a longer capture or a restore), oldest first."""
+        return self.store.versions(self.get(memory_id).id)
+
+    def restore_version(self, memory_id: str, seq: int) -> Memory:
+        """Make an earlier text current again; the current text becomes a version (nothing is lost)."""
+        m = self.get(memory_id)
+        chosen = next((v for v in self.store.versions(m.id) if v.seq == int(seq)), None)
+        if chosen is None:
+            raise NotFound(f"memory {m.id[:8]} has no version {seq}")
+        now, since = time.time(), self.store.last_replaced(m.id) or m.created_at
+        with self.store.transaction():
+            self.store.delete_version(m.id, chosen.seq)
+            self.store.add_version(m.id, Version(0, m.content, m.content_hash, since, now, m.redactions))
+            self.store.update(m.id, content=chosen.content, content_hash=chosen.content_hash, updated_at=now)
+        self.vectors.sync()
+        self.on_texts_changed()
+        return self.get(m.id)
+
+    def _update(self, memory_id: str, **fields: Any) -> Memory:
+        m = self.get(memory_id)
+        with self.store.transaction():
+            self.store.update(m.id, updated_at=time.time(), **fields)
+        return self.get(m.id)
+
+    def set_pinned(self, memory_id: str, pinned: bool) -> Memory:
+        return self._update(memory_id, pinned=pinned)
+
+    def set_forgotten(self, memory_id: str, forgotten: bool) -> Memory:
+        return self._update(memory_id, forgotten=forgotten)
+
+    def tag(self, memory_id: str, add: Iterable[str] = (), remove: Iterable[str] = ()) -> Memory:
+        m = self.get(memory_id)
+        drop = set(clean_tags(remove))
+        return self._update(m.id, tags=[t for t in clean_tags([*m.tags, *add]) if t not in drop])
+
+    def edit(self, memory_id: str, *, content: str | None = None, title: str | None = None) -> Memory:
+        """Change a memory's text or title; new text is normalised, redacted and re-indexed."""
+        m = self.get(memory_id)
+        fields_: dict[str, Any] = {}
+        if title is not None:
+            fields_["title"] = redact(" ".join(title.split())[:200]).text
+        if content is not None:
+            red = redact(check_content(content, self.settings.max_bytes))
+            fields_.update(content=red.text, content_hash=content_hash(red.text),
+                           redactions=m.redactions + red.total)
+        m = self._update(m.id, **fields_)
+        if content is not None:
+            self.vectors.sync()
+            self.on_texts_changed()
+        return m
+
+    # -- deleting -----------------------------------------------------------------------------
+    def purge(self, ids: Sequence[str]) -> int:
+        """Delete for good from SQLite, the FTS index and Chroma."""
+        full = [self.get(i).id for i in ids]
+        with self.store.transaction():
+            n = self.store.delete(full)
+        self.vectors.sync()
+        self.store.scrub()
+        self.on_texts_changed()
+        return n
+
+    def erase_everything(self) -> int:
+        """Purge every memory (the settings window's "Erase everything"); returns how many."""
+        ids = sorted(self.store.all_ids())
+        return self.purge(ids) if ids else 0
+
+    def retention(self, *, older_than_days: float, below_importance: float = 1.0,
+                  include_forgotten_only: bool = False, dry_run: bool = False) -> list[str]:
+        """Purge memories older than N days and less important than a threshold; pinned are kept."""
+        if older_than_days < 0:
+            raise InvalidInput("the age must be zero or more days")
+        cutoff = time.time() - older_than_days * 86400
+        ids = self.store.retention_candidates(cutoff, below_importance, forgotten_only=include_forgotten_only)
+        if ids and not dry_run:
+            self.purge(ids)
+        return ids
+
+    # -- the whole store ----------------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        s = self.store
+        figures = s.figures()
+        db_bytes = sum(p.stat().st_size for p in self.folder.glob(s.path.name + "*"))
+        vec_dir = self.folder / VECTORS_DIR
+        vec_bytes = sum(p.stat().st_size for p in vec_dir.rglob("*") if p.is_file()) if vec_dir.exists() else 0
+        return {
+            "data_dir": str(self.folder),
+            "memories": s.count(),
+            "forgotten": s.count(include_forgotten=True) - s.count(),
+            "pinned": figures["pinned"],
+            "sessions": figures["sessions"],
+            "by_source": figures["by_source"],
+            "redacted_secrets": figures["redactions"],
+            "oldest": to_iso(figures["oldest"]),
+            "newest": to_iso(figures["newest"]),
+            "vector_queue": s.queue_length(),
+            "database_bytes": db_bytes,
+            "vector_bytes": vec_bytes,
+            "schema_version": s.schema_version,
+        }
+
+    def doctor(self) -> dict[str, Any]:
+        """Check every store and repair what can be repaired (the vector index)."""
+        checks: dict[str, Any] = {"data_dir": str(self.folder), "schema_version": self.store.schema_version}
+        checks["encryption"] = encryption.describe(self.folder, self.store.path)
+        checks["sqlite_integrity"] = self.store.quick_check()
+        checks["fts_integrity"] = self.store.fts_integrity()
+        checks["fts_rows_match"] = self.store.fts_count() == self.store.count(include_forgotten=True)
+        try:
+            self.embedder.encode(["doctor"])
+            checks["embedding_model"] = "ok"
+        except DesktopMemoryError as exc:
+            checks["embedding_model"] = str(exc)
+        repaired = self.vectors.reconcile(full=True)
+        at_open = self.vectors.take_open_repairs()  # repaired when the index opened
+        checks["vector_repairs"] = {k: n + at_open.get(k, 0) for k, n in repaired.items()}
+        checks["vector_index"] = self.vectors.status()
+        if checks["vector_index"]["state"] == "ok" and (last := self.store.get_meta(INDEX_REPAIR_KEY)):
+            checks["vector_index"]["last_repair"] = json.loads(last)
+        checks["vectors_match"] = self.vectors.index.count() == self.store.count(include_forgotten=True)
+        checks["ok"] = all(v is True or v == "ok" for k, v in checks.items() if k in _DOCTOR_CHECKS)
+        return checks
+
+    # -- export -------------------------------------------------------------------------------
+    def export_records(self, *, include_forgotten: bool = False) -> Iterator[dict[str, Any]]:
+        """Records in the import format (plus the fields an import can carry back)."""
+        with_versions = self.store.ids_with_versions()
+        for m in self.store.iter_all(include_forgotten=include_forgotten):
+            d = m.to_dict()
+            record = {k: d[k] for k in _EXPORTED}
+            if m.id in with_versions and (versions := self.store.versions(m.id)):
+                record["versions"] = [{k: v for k, v in x.to_dict().items() if k != "seq"} for x in versions]
+            yield record
+
+    def export_markdown(self, *, include_forgotten: bool = False) -> Iterator[str]:
+        yield "# desktop-memory export\n"
+        for m in self.store.iter_all(include_forgotten=include_forgotten):
+            d = m.to_dict()
+            title = m.title or first_line(m.content, 70)
+            meta = f"*{d['created_at']} · {m.source}" + (f" · {m.source_app}" if m.source_app else "")
+            meta += (" · pinned" if m.pinned else "") + (f" · #{' #'.join(m.tags)}" if m.tags else "") + "*"
+            yield f"\n## {title}\n\n{meta}\n\n{m.content}\n"

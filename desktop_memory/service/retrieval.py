@@ -1,0 +1,168 @@
+"""Finding memories: keyword and semantic channels fused into one ranking, look-alikes grouped, context.
+
+`Retrieval` receives its collaborators (store, embedder, vector sync, ranking parameters, settings,
+the embedding lane). Which memories pass the filters is decided in one place, the store's SQL
+(`Store.filter_sql` / `Store.filter_ids`), for every channel: keyword, semantic, queued vectors,
+session neighbours and family members. The ranking itself is pure (core/ranking.py); after it an
+optional `rerank(query, hits)` step may reorder the candidates (a cross-encoder, say).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from ..core.context import Context, build_context
+from ..core.errors import InvalidInput
+from ..core.models import Hit, Memory
+from ..core.query import Filters, parse, terms
+from ..core.ranking import (
+    SIMILAR_CAP,
+    RankingParams,
+    collapse_families,
+    collapse_near_duplicates,
+    first_slots,
+    fuse,
+    spread_to_neighbours,
+)
+from ..engine.embed import Embedder
+from ..engine.settings import Settings
+from ..engine.store import Store
+from . import vector_sync
+from .vector_sync import VectorSync
+
+CANDIDATES = 100
+EXACT_SEMANTIC_CAP = 300  # filters this selective: exact cosine over all that pass
+DEEP_SEMANTIC_CAP = 3_000  # otherwise an HNSW search this deep at most, filtered afterwards
+
+Reranker = Callable[[str, list[Hit]], list[Hit]]  # (query text, ranked candidates) -> reordered candidates
+
+
+class Retrieval:
+    """Search orchestration over the store (keywords, filters) and the vector index (meaning)."""
+
+    def __init__(self, store: Store, settings: Settings, embedder: Embedder, vectors: VectorSync,
+                 ranking: RankingParams, embed_lane: ThreadPoolExecutor, rerank: Reranker | None = None) -> None:
+        self.store = store
+        self.settings = settings
+        self.embedder = embedder
+        self.vectors = vectors
+        self.ranking = ranking
+        self.embed_lane = embed_lane
+        self.rerank = rerank  # after fusion and neighbours, before look-alikes are grouped
+
+    def passing(self, memories: Iterable[Memory], filters: Filters) -> list[Memory]:
+        """The memories that pass the filters, in their order (the store's SQL decides)."""
+        memories = list(memories)
+        keep = self.store.filter_ids([m.id for m in memories], filters) if memories else set()
+        return [m for m in memories if m.id in keep]
+
+    def search(self, query: str, *, limit: int = 10, filters: Filters | None = None, record_access: bool = True,
+               expand: bool = False) -> list[Hit]:
+        """Keyword and semantic search fused into one ranking (see the facade)."""
+        limit = max(1, min(int(limit), 1000))
+        parsed = parse(query or "")
+        filters = (filters or Filters()).merged(parsed.filters)
+        text = parsed.text
+        hits = self._ranked(text, filters, limit, expand) if text.strip() else self._browse(filters, limit)
+        if record_access and hits:
+            self.store.touch([h.memory.id for h in hits])
+        return hits
+
+    def _browse(self, filters: Filters, limit: int) -> list[Hit]:
+        """No words to match: the newest memories that pass the filters."""
+        ids = self.store.newest_ids(filters, limit)
+        rows = self.store.get_many(ids)
+        return [Hit(rows[i], 0.0, {"browse": True}) for i in ids]
+
+    def _channels(self, text: str, filters: Filters, depth: int) -> tuple[dict[str, float], dict[str, float]]:
+        """(keyword scores, semantic cosines) of the candidates, every one passing the filters."""
+        toks = terms(text)
+        # the semantic side runs on a helper thread while SQLite ranks the keywords (onnxruntime,
+        # Chroma and SQLite all release the GIL); the store itself stays on this thread
+        index = self.vectors.index  # opened (and reconciled with the store) here, not on the helper
+        self.vectors.embedding_ready()
+
+        def by_meaning() -> tuple[np.ndarray, dict[str, float] | None]:
+            qvec = self.embedder.encode_query(text[:4000])
+            return qvec, None if filters.active else dict(index.query(qvec, depth + 10))
+
+        pending = self.embed_lane.submit(by_meaning)
+        keyword = dict(self.store.keyword_search_terms(toks, filters, depth))
+        qvec, semantic = pending.result()
+        if semantic is None:
+            semantic = self._semantic_filtered(qvec, filters, depth + 10)
+        extra = self.store.queued_upserts(vector_sync.PENDING_FLUSH)  # added, not in Chroma yet
+        extra += [i for i in keyword if i not in semantic]  # every keyword candidate gets its exact cosine
+        if extra and filters.active:
+            extra = sorted(self.store.filter_ids(extra, filters))
+        if extra:
+            semantic.update(self.vectors.similarities(qvec, extra))
+        return keyword, semantic
+
+    def _ranked(self, text: str, filters: Filters, limit: int, expand: bool = False) -> list[Hit]:
+        keyword, semantic = self._channels(text, filters, max(CANDIDATES, limit * 2))
+        candidates = set(keyword) | set(semantic)
+        if filters.active:
+            rows: dict[str, Any] = self.store.get_many(candidates)
+        else:  # rank on the few fields fusion reads; full rows only for the hits kept
+            rows = self.store.rank_fields(candidates, include_forgotten=filters.include_forgotten)
+        grouped = not expand and any(getattr(r, "family_id", None) for r in rows.values())
+        hits = fuse(keyword, semantic, rows, now=time.time(), params=self.ranking,
+                    limit=None if grouped else limit * 2)
+        if grouped:  # a family of look-alikes takes one of the places
+            hits = first_slots(hits, limit * 2)
+        if not filters.active:
+            full = self.store.get_many([h.memory.id for h in hits])
+            hits = [replace(h, memory=full[h.memory.id]) for h in hits if h.memory.id in full]
+        if self.ranking.neighbour_weight > 0 and hits:
+            sources = [h.memory.id for h in hits[: self.ranking.neighbour_sources]]
+            neighbours = self.store.session_neighbours(sources)
+            wanted = {n for ns in neighbours.values() for n in ns} - set(rows)
+            extra = {m.id: m for m in self.passing(self.store.get_many(wanted).values(), filters)}
+            hits = spread_to_neighbours(hits, neighbours, extra, self.ranking.neighbour_weight)
+        if self.rerank is not None and hits:
+            hits = self.rerank(text, hits)
+        return hits[:limit] if expand else self._collapse(hits, filters, limit)
+
+    def _collapse(self, hits: list[Hit], filters: Filters, limit: int) -> list[Hit]:
+        """One hit per family (its other members attached, those that pass the filters), then look-alike
+        wordings attached to the better hit (Jaccard); nothing is dropped, only grouped."""
+        hits = first_slots(hits, limit * 2)
+        families = [h.memory.family_id for h in hits if h.memory.family_id]
+        found = self.store.family_members(families, SIMILAR_CAP + 1)
+        keep = {m.id for m in self.passing([m for ms in found.values() for m in ms], filters)}
+        members = {fid: [m for m in ms if m.id in keep] for fid, ms in found.items()}
+        hits = collapse_families(hits, members)
+        return collapse_near_duplicates(hits, self.ranking.collapse_jaccard)[:limit]
+
+    def _semantic_filtered(self, qvec: np.ndarray, filters: Filters, depth: int) -> dict[str, float]:
+        """Nearest memories by meaning that pass the filters (exact when few pass, else HNSW + filter)."""
+        allowed = self.store.filtered_ids(filters, EXACT_SEMANTIC_CAP)
+        if allowed is not None:
+            return self.vectors.similarities(qvec, allowed)
+        share = self.store.count_filtered(filters) / max(1, self.store.count())
+        deep = int(min(DEEP_SEMANTIC_CAP, depth / max(share, 1e-6)))
+        found = dict(self.vectors.index.query(qvec, deep))
+        keep = self.store.filter_ids(list(found), filters)
+        return {i: found[i] for i in keep}
+
+    def context(self, query: str | None = None, *, ids: Sequence[str] = (), budget: int | None = None,
+                fmt: str | None = None, limit: int = 20, filters: Filters | None = None) -> Context:
+        """Pasteable context for a query (most relevant first) or for chosen memories (in order)."""
+        if ids:
+            memories = [self.store.get(i) for i in ids]
+            self.store.touch([m.id for m in memories])
+        elif query and query.strip():
+            memories = [h.memory for h in self.search(query, limit=limit, filters=filters)]
+        else:
+            raise InvalidInput("give a query or memory ids to build context from")
+        budget = self.settings.context_budget if budget is None else budget
+        if budget < 50:
+            raise InvalidInput("the token budget must be at least 50")
+        return build_context(memories, query=query, budget=budget, fmt=fmt or self.settings.context_format)

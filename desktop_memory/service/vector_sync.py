@@ -1,0 +1,309 @@
+"""Keeping the Chroma index in line with SQLite: open, heal, rebuild, drain the durable queue, reconcile.
+
+`VectorSync` owns the data folder's vector index. It receives the store, the embedder and the
+foreground gate; the store is replaced (its `store` attribute set again) when the database file is.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..core.errors import DesktopMemoryError
+from ..engine import failures
+from ..engine.embed import DIMENSIONS, Embedder
+from ..engine.foreground import Foreground
+from ..engine.index_health import remove_moved_aside
+from ..engine.store import Store
+from ..engine.vectors import VectorIndex
+
+log = logging.getLogger(__name__)
+
+EMBEDDING_MODEL_KEY = "embedding_model"  # meta key: which model and precision made the stored vectors
+INDEX_REPAIR_KEY = "vector_index_repair"  # the last rebuild of a damaged or missing vector index (JSON)
+VECTOR_COPIES_KEY = "vector_copies"  # "complete" once the vectors of a store older than m004 are copied
+VECTORS_DIR = "vectors"
+SYNC_BATCH = 256  # queue entries handled per round
+PENDING_FLUSH = 32  # vectors an `add` leaves for Chroma: written together once this many wait
+
+
+def no_vectors() -> np.ndarray:
+    """An empty matrix of vectors (no rows)."""
+    return np.zeros((0, DIMENSIONS), np.float32)
+
+
+def release_process_cache() -> None:
+    """Drop Chroma's per-process client cache so the next open of any index reads its folder afresh.
+
+    For a process that closes its engine and may open the same folder again later (the MCP server);
+    call it only after every `VectorIndex` of the process is closed.
+    """
+    if "chromadb" not in sys.modules:
+        return
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    for system in list(SharedSystemClient._identifier_to_system.values()):  # Chroma offers no public way
+        system.stop()
+    SharedSystemClient.clear_system_cache()
+
+
+class VectorSync:
+    """The vector index of one data folder, opened on first use and kept in line with the store."""
+
+    def __init__(self, folder: Path, store: Store, embedder: Embedder, foreground: Foreground,
+                 on_reembed: Callable[[], None] = lambda: None) -> None:
+        """`on_reembed`: told when every stored vector is dropped (a cache of vectors must be read again)."""
+        self.folder = folder
+        self.store = store
+        self.embedder = embedder
+        self.foreground = foreground
+        self.on_reembed = on_reembed
+        self._vectors: VectorIndex | None = None
+        self.model_adopted = False  # the store's vectors checked against this embedder's model
+        self._index_repair: dict[str, Any] | None = None  # the index this process found damaged and rebuilt
+        self._open_repairs: dict[str, int] | None = None  # what `reconcile` repaired at open (for doctor)
+
+    # -- the index ----------------------------------------------------------------------------
+    @property
+    def index(self) -> VectorIndex:
+        """The Chroma index, opened (checked, healed, reconciled with SQLite) on first use."""
+        if self._vectors is None:
+            self._vectors = VectorIndex(self.folder / VECTORS_DIR)
+            self._open_repairs = self.reconcile()
+        elif self._vectors.needs_rebuild:  # Chroma failed at work: the index was replaced by an empty one
+            self._rebuild_index(self._vectors)
+        return self._vectors
+
+    def close(self) -> None:
+        """Finish a rebuild under way and release the index (marked closed cleanly)."""
+        if self._vectors is not None:
+            self._vectors.close()
+
+    def store_replaced(self, store: Store) -> None:
+        """The database file was replaced (restore, encryption on/off): use the new store."""
+        self.store = store
+        self.model_adopted = False
+
+    def take_open_repairs(self) -> dict[str, int]:
+        """What was repaired when the index opened, once (for doctor)."""
+        found, self._open_repairs = self._open_repairs or {}, None
+        return found
+
+    def _rebuild_index(self, index: VectorIndex) -> None:
+        """Refill a moved-aside, missing or half-rebuilt index from the vector copies, in the background.
+
+        Memories without a copy are queued for embedding (the next `sync` writes them).
+        """
+        index.needs_rebuild = False
+        index.stop_fill()  # an index replaced during a rebuild starts over
+        ids, matrix = self._all_vector_copies()
+        if queued := set(self.store.queued_upserts(1 << 30)):  # `sync` writes these anyway
+            keep = [r for r, mid in enumerate(ids) if mid not in queued]
+            ids, matrix = [ids[r] for r in keep], matrix[keep]
+        if without := [mid for mid in self.store.ids_without_vector() if mid not in queued]:
+            with self.store.transaction():
+                self.store.enqueue(without, "upsert")
+        if not ids and not without and index.damage is None:
+            return  # a new, empty data folder
+        cause = "was damaged" if index.damage else "was left half rebuilt" if index.resuming else "was missing"
+        self._index_repair = {"cause": cause, "reason": index.damage or "", "vectors": len(ids),
+                              "embedded": len(without), "state": "rebuilding", "at": time.time(),
+                              "moved_to": index.moved_to.name if index.moved_to else ""}
+        log.info("the vector index %s; rebuilding it from the database (%d vectors, %d to embed)",
+                 cause, len(ids), len(without))
+        with self.store.transaction():  # for a later `doctor` in another process
+            self.store.set_meta(INDEX_REPAIR_KEY, json.dumps(self._index_repair))
+        index.start_fill(ids, matrix, self._index_rebuilt, self.foreground.wait_quiet)
+
+    def _all_vector_copies(self) -> tuple[list[str], np.ndarray]:
+        """Every memory's float16 vector copy: (ids, one row each)."""
+        ids: list[str] = []
+        rows = list(self.store.all_vector_copies())
+        matrix = np.empty((len(rows), DIMENSIONS), dtype=np.float16)
+        for mid, blob in rows:
+            if len(blob) == DIMENSIONS * 2:
+                matrix[len(ids)] = np.frombuffer(blob, dtype=np.float16)
+                ids.append(mid)
+        return ids, matrix[: len(ids)]
+
+    def _index_rebuilt(self, count: int) -> None:
+        """On the rebuild's thread, once every vector is written: say so once, drop the damaged copy."""
+        if self._index_repair is not None:
+            self._index_repair["state"] = "rebuilt"
+        remove_moved_aside(self.folder / VECTORS_DIR)
+        log.info("%s", self.status()["message"])
+
+    def status(self) -> dict[str, Any]:
+        """What this process did to the vector index: state "ok", "rebuilding", "rebuilt" or
+        "interrupted", and a sentence for a person (empty when there is nothing to say)."""
+        repair = self._index_repair
+        if repair is None:
+            return {"state": "ok", "message": ""}
+        index = self._vectors
+        state = repair["state"]
+        total = repair["vectors"]
+        done = index.filled if state == "rebuilding" and index is not None else total
+        what = {"was damaged": "The vector index was damaged", "was missing": "The vector index was missing",
+                "was left half rebuilt": "A rebuild of the vector index was interrupted"}[repair["cause"]]
+        embedded = f", {repair['embedded']:,} to embed again" if repair["embedded"] else ""
+        if state == "rebuilt":
+            message = f"{what} and has been rebuilt from the database ({total:,} vectors{embedded})."
+        elif index is not None and index.fill_error:
+            state, message = "interrupted", f"{what}; its rebuild stopped and continues at the next start."
+        else:
+            message = (f"{what} and is being rebuilt from the database ({done:,} of {total:,} vectors{embedded});"
+                       " search works meanwhile.")
+        return {**repair, "state": state, "done": done, "message": message}
+
+    # -- the embedding model ------------------------------------------------------------------
+    def embedding_ready(self) -> None:
+        """Adopt this embedder's model before its first vector meets the index (once per store).
+
+        Called where the engine embeds, not where it opens: purge, retention, stats and the
+        like never load the model.
+        """
+        if self.model_adopted:
+            return
+        queued = self._adopt_embedding_model()
+        self.model_adopted = True
+        if queued:
+            self.sync()
+
+    def _adopt_embedding_model(self) -> int:
+        """Queue every memory for re-embedding when the store's vectors came from another model.
+
+        Vectors of two models (or precisions) must not be mixed in one index: their cosines are not
+        comparable. The queue and the new model's name are written in one transaction, so a crash
+        part-way resumes the re-embedding on the next start.
+        """
+        current = self.embedder.vectors_id
+        stored = self.store.get_meta(EMBEDDING_MODEL_KEY)
+        if stored == current:
+            return 0
+        ids = self.store.all_ids()
+        with self.store.transaction():
+            self.store.drop_vectors()
+            self.store.enqueue(ids, "upsert")
+            self.store.set_meta(EMBEDDING_MODEL_KEY, current)
+        if ids:
+            log.info("re-embedding %d memories for %s (was %s), once", len(ids), current, stored or "an older model")
+        self.on_reembed()
+        return len(ids)
+
+    # -- sync ---------------------------------------------------------------------------------
+    def sync(self) -> int:
+        """Drain the durable queue into Chroma; returns how many entries were handled."""
+        index = self._vectors if self._vectors is not None else self.index
+        if not self.model_adopted and self.store.queued_upserts(1):
+            self.embedding_ready()  # only this model's vectors may reach the index
+        done = 0
+        while batch := self.store.queued(SYNC_BATCH):
+            deletes = [mid for mid, op in batch if op == "delete"]
+            upserts = [mid for mid, op in batch if op == "upsert"]
+            index.delete(deletes)
+            rows = self.store.get_many(upserts)
+            present = [mid for mid in upserts if mid in rows]
+            vecs = self.store.stored_vectors(present)
+            if need := [mid for mid in present if mid not in vecs]:
+                made = self.embedder.encode([rows[m].content for m in need])
+                with self.store.transaction():
+                    self.store.put_vectors(zip(need, made, strict=True))
+                vecs.update(zip(need, made, strict=True))
+            if present:
+                index.upsert(present, np.stack([vecs[m] for m in present]))
+            self.store.dequeue([mid for mid, _ in batch])
+            done += len(batch)
+        return done
+
+    def write_waiting(self) -> None:
+        """Write the vectors `add` left queued; on a full disk or a read-only folder they stay queued.
+
+        The memories are committed with their vector copies (found by meaning meanwhile) and the queue
+        is durable, so the command that stored them reports success; the next start writes them.
+        """
+        try:
+            self.sync()
+        except Exception as exc:
+            if (error := failures.storage_error(exc)) is None or not failures.not_damage(exc):
+                raise
+            log.info("vectors stay queued for the next start: %s", error)
+
+    def flush_at_close(self) -> None:
+        """At close: write what `add` left for Chroma, or leave it queued for the next start."""
+        try:
+            if self.store.queued_upserts(1):
+                self.write_waiting()
+        except DesktopMemoryError as exc:
+            log.warning("vectors left queued for the next start: %s", exc)
+
+    def reconcile(self, *, full: bool = False) -> dict[str, int]:
+        """Bring Chroma in line with SQLite: drain the queue, then embed missing and drop orphans.
+
+        The id-by-id comparison runs when asked (`full`, which first waits for a rebuild under way) or
+        when the counts disagree (not while a rebuild fills the index).
+        """
+        index = self._vectors if self._vectors is not None else self.index
+        if index.needs_rebuild:
+            self._rebuild_index(index)
+        if full:
+            index.wait_for_fill()
+        report = {"queued": self.sync(), "missing": 0, "orphans": 0}
+        report["copied"] = self._copy_vectors_from_index(index)
+        if not index.filling and (full or index.count() != self.store.count(include_forgotten=True)):
+            in_db, in_index = self.store.all_ids(), index.all_ids()
+            orphans = sorted(in_index - in_db)
+            missing = sorted(in_db - in_index)
+            index.delete(orphans)
+            with self.store.transaction():
+                self.store.enqueue(missing, "upsert")
+            self.sync()
+            report.update(missing=len(missing), orphans=len(orphans))
+        return report
+
+    def _copy_vectors_from_index(self, index: VectorIndex) -> int:
+        """Once per store from before the vector copies (m004): copy Chroma's vectors into SQLite."""
+        if self.store.get_meta(VECTOR_COPIES_KEY) == "complete":
+            return 0
+        lacking = self.store.ids_without_vector()
+        copied = 0
+        for start in range(0, len(lacking), 1000):
+            found = index.vectors(lacking[start : start + 1000])
+            with self.store.transaction():
+                self.store.put_vectors(found.items())
+            copied += len(found)
+        with self.store.transaction():
+            self.store.set_meta(VECTOR_COPIES_KEY, "complete")
+        if copied:
+            log.info("copied %d vectors from the vector index into the database, once", copied)
+        return copied
+
+    # -- reading vectors ----------------------------------------------------------------------
+    def vectors_of(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors by id: the copies in SQLite, Chroma for any memory without one."""
+        found = self.store.stored_vectors(ids)
+        if rest := [i for i in ids if i not in found]:
+            found.update(self.index.vectors(rest))
+        return found
+
+    def similarities(self, qvec: np.ndarray, ids: Sequence[str]) -> dict[str, float]:
+        """Exact cosine of the query to each memory that has a vector."""
+        got = self.vectors_of(list(dict.fromkeys(ids)))
+        if not got:
+            return {}
+        keys = list(got)
+        sims = np.stack([got[k] for k in keys]) @ np.asarray(qvec, dtype=np.float32)
+        return dict(zip(keys, sims.tolist(), strict=True))
+
+    def index_and_dequeue(self, vectors: dict[str, np.ndarray]) -> None:
+        """Write these vectors to Chroma now and take them off the queue."""
+        if vectors:
+            ids = list(vectors)
+            self.index.upsert(ids, np.stack(list(vectors.values())))
+            self.store.dequeue(ids)
