@@ -15,11 +15,14 @@ import logging
 import os
 import tempfile
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from ..core.errors import ModelUnavailable
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 EXPORT_VERSION = 2  # bump when the exported graph changes (2: int8 MatMul weights)
 BUNDLED_NAME = "desktop-memory-minilm-int8.onnx"  # an installer may place a pre-exported graph here
@@ -53,6 +56,31 @@ def onnx_path_for(model_dir: Path) -> Path:
     if bundled.is_file():
         return bundled
     return cache_folder() / "models" / f"minilm-int8-{weights_fingerprint(model_dir)}.onnx"
+
+
+class _ToDebug(logging.Filter):
+    """Drops a library's record from the root logger, keeping it in our debug log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == "root" and record.levelno < logging.ERROR:
+            log.debug("onnxruntime: %s", record.getMessage())
+            return False
+        return True
+
+
+def library_quiet(fn: Callable[[], T]) -> T:
+    """Run fn with the root logger's notes kept to our debug log: onnxruntime's quantizer calls
+    `logging.warning("Please consider to run pre-processing before quantization ...")`, which would also
+    install a handler printing every later warning on the person's terminal (logging.basicConfig)."""
+    root = logging.getLogger()
+    placeholder, keep = logging.NullHandler(), _ToDebug()
+    root.addHandler(placeholder)  # a root with a handler: the module-level logging.warning configures nothing
+    root.addFilter(keep)
+    try:
+        return fn()
+    finally:
+        root.removeFilter(keep)
+        root.removeHandler(placeholder)
 
 
 def export(model_dir: Path, target: Path) -> Path:
@@ -100,8 +128,8 @@ def export(model_dir: Path, target: Path) -> Path:
                               "embedding": {0: "batch"}},
                 opset_version=17, dynamo=False,
             )
-        quantize_dynamic(tmp, tmp_int8, weight_type=QuantType.QInt8, per_channel=True,
-                         op_types_to_quantize=["MatMul"])
+        library_quiet(lambda: quantize_dynamic(tmp, tmp_int8, weight_type=QuantType.QInt8, per_channel=True,
+                                               op_types_to_quantize=["MatMul"]))
         os.replace(tmp_int8, target)
         if target.parent.name == "models":  # graphs of older exports in the cache: ~60-90 MB each
             for stale in target.parent.glob("minilm-*.onnx"):

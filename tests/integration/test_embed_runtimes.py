@@ -84,3 +84,19 @@ def test_a_missing_model_folder_is_a_clear_error(tmp_path):
 def test_an_unknown_backend_is_a_clear_error():
     with pytest.raises(ModelUnavailable, match="unknown embedding backend"):
         Embedder(backend="gpu")
+
+
+def test_preparing_the_model_prints_only_the_apps_own_words(tmp_path):
+    """onnxruntime's quantizer logs "Please consider to run pre-processing before quantization" on the root
+    logger, which a fresh process prints to the terminal: the export keeps it to our debug log."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from pathlib import Path; from desktop_memory.engine import onnx_export, embed; "
+            "onnx_export.export(embed.model_path(), Path(sys.argv[1]))")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "m.onnx")], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "m.onnx").stat().st_size > 1_000_000
+    printed = done.stdout + done.stderr
+    assert "pre-processing" not in printed and "WARNING" not in printed, printed[-2000:]
