@@ -21,8 +21,11 @@ from ..engine import lock, records
 from ..engine.settings import FILENAME as SETTINGS_FILE
 from ..engine.settings import Settings
 from ..service import ImportReport, MemoryService
+from ..service.protocol import MemoryOperations
 
-Handler = Callable[[MemoryService, argparse.Namespace], int]
+# A handler typed `MemoryOperations` uses only the service protocol: it also runs through a running app
+# (cli/main.py: HOST_COMMANDS); one typed `MemoryService` needs the engine in this process.
+Handler = Callable[[MemoryOperations, argparse.Namespace], int] | Callable[[MemoryService, argparse.Namespace], int]
 HANDLERS: dict[str, Handler] = {}
 
 
@@ -127,7 +130,7 @@ def warn_about_settings(folder: Path) -> None:
 
 # -- commands --------------------------------------------------------------------------------
 @handler("add")
-def cmd_add(service: MemoryService, args: argparse.Namespace) -> int:
+def cmd_add(service: MemoryOperations, args: argparse.Namespace) -> int:
     text = read_stdin() if not args.text or args.text == ["-"] else " ".join(args.text)
     result = service.add(text, source=args.source, title=args.title, tags=args.tags, pinned=args.pin,
                          importance=records.importance_arg(args.importance))
@@ -146,7 +149,7 @@ def cmd_add(service: MemoryService, args: argparse.Namespace) -> int:
 
 
 @handler("import")
-def cmd_import(service: MemoryService, args: argparse.Namespace) -> int:
+def cmd_import(service: MemoryOperations, args: argparse.Namespace) -> int:
     def progress(report: ImportReport) -> None:
         print(f"committed {report.stored}", file=sys.stderr, flush=True)
 
@@ -185,7 +188,7 @@ def _input(path: str) -> Iterator[IO[bytes]]:
 
 
 @handler("export")
-def cmd_export(service: MemoryService, args: argparse.Namespace) -> int:
+def cmd_export(service: MemoryOperations, args: argparse.Namespace) -> int:
     with output_stream(args.output) as fh:
         if args.format == "jsonl":
             for record in service.export_records(include_forgotten=args.include_forgotten):
@@ -207,7 +210,7 @@ def _print_hits(hits: list[Hit], explain: bool) -> None:
 
 
 @handler("search")
-def cmd_search(service: MemoryService, args: argparse.Namespace) -> int:
+def cmd_search(service: MemoryOperations, args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise InvalidInput("--limit must be at least 1")
     filters = filters_from(args)
@@ -230,7 +233,7 @@ def cmd_search(service: MemoryService, args: argparse.Namespace) -> int:
 
 
 @handler("context")
-def cmd_context(service: MemoryService, args: argparse.Namespace) -> int:
+def cmd_context(service: MemoryOperations, args: argparse.Namespace) -> int:
     query = " ".join(args.query).strip()
     if query == "-":
         query = read_stdin().strip()
@@ -247,7 +250,7 @@ def cmd_context(service: MemoryService, args: argparse.Namespace) -> int:
 
 
 @handler("show")
-def cmd_show(service: MemoryService, args: argparse.Namespace) -> int:
+def cmd_show(service: MemoryOperations, args: argparse.Namespace) -> int:
     m = service.get(args.id)
     if args.json:
         emit_json(m.to_dict())
@@ -270,7 +273,7 @@ def cmd_show(service: MemoryService, args: argparse.Namespace) -> int:
 
 
 @handler("edit")
-def cmd_edit(service: MemoryService, args: argparse.Namespace) -> int:
+def cmd_edit(service: MemoryOperations, args: argparse.Namespace) -> int:
     if args.content is None and args.title is None:
         raise InvalidInput("give --content and/or --title")
     content = read_stdin() if args.content == "-" else args.content
@@ -279,7 +282,7 @@ def cmd_edit(service: MemoryService, args: argparse.Namespace) -> int:
     return 0
 
 
-def _each(service: MemoryService, ids: list[str], action: Callable[[str], Memory], verb: str) -> int:
+def _each(service: MemoryOperations, ids: list[str], action: Callable[[str], Memory], verb: str) -> int:
     for i in ids:
         m = action(i)
         out(f"{verb} {m.id}")
@@ -287,27 +290,27 @@ def _each(service: MemoryService, ids: list[str], action: Callable[[str], Memory
 
 
 @handler("pin")
-def cmd_pin(service: MemoryService, args: argparse.Namespace) -> int:
+def cmd_pin(service: MemoryOperations, args: argparse.Namespace) -> int:
     return _each(service, args.ids, lambda i: service.set_pinned(i, True), "Pinned")
 
 
 @handler("unpin")
-def cmd_unpin(service: MemoryService, args: argparse.Namespace) -> int:
+def cmd_unpin(service: MemoryOperations, args: argparse.Namespace) -> int:
     return _each(service, args.ids, lambda i: service.set_pinned(i, False), "Unpinned")
 
 
 @handler("forget")
-def cmd_forget(service: MemoryService, args: argparse.Namespace) -> int:
+def cmd_forget(service: MemoryOperations, args: argparse.Namespace) -> int:
     return _each(service, args.ids, lambda i: service.set_forgotten(i, True), "Forgot")
 
 
 @handler("restore")
-def cmd_restore(service: MemoryService, args: argparse.Namespace) -> int:
+def cmd_restore(service: MemoryOperations, args: argparse.Namespace) -> int:
     return _each(service, args.ids, lambda i: service.set_forgotten(i, False), "Restored")
 
 
 @handler("tag")
-def cmd_tag(service: MemoryService, args: argparse.Namespace) -> int:
+def cmd_tag(service: MemoryOperations, args: argparse.Namespace) -> int:
     m = service.tag(args.id, remove=args.tags) if args.remove else service.tag(args.id, add=args.tags)
     out(f"{m.id} tags: {', '.join(m.tags) or '(none)'}")
     return 0
@@ -322,7 +325,7 @@ def _confirm(question: str, yes: bool) -> bool:
 
 
 @handler("purge")
-def cmd_purge(service: MemoryService, args: argparse.Namespace) -> int:
+def cmd_purge(service: MemoryOperations, args: argparse.Namespace) -> int:
     memories = [service.get(i) for i in args.ids]
     if not _confirm(f"Delete {len(memories)} memory(ies) for good?", args.yes):
         out("Nothing deleted.")
@@ -333,7 +336,7 @@ def cmd_purge(service: MemoryService, args: argparse.Namespace) -> int:
 
 
 @handler("retention")
-def cmd_retention(service: MemoryService, args: argparse.Namespace) -> int:
+def cmd_retention(service: MemoryOperations, args: argparse.Namespace) -> int:
     ids = service.retention(older_than_days=args.older_than, below_importance=args.below_importance,
                             include_forgotten_only=args.forgotten_only, dry_run=True)
     if args.dry_run or not ids:
@@ -348,7 +351,7 @@ def cmd_retention(service: MemoryService, args: argparse.Namespace) -> int:
 
 
 @handler("stats")
-def cmd_stats(service: MemoryService, args: argparse.Namespace) -> int:
+def cmd_stats(service: MemoryOperations, args: argparse.Namespace) -> int:
     data = service.stats()
     if args.json:
         emit_json(data)
@@ -359,7 +362,7 @@ def cmd_stats(service: MemoryService, args: argparse.Namespace) -> int:
 
 
 @handler("doctor")
-def cmd_doctor(service: MemoryService, args: argparse.Namespace) -> int:
+def cmd_doctor(service: MemoryOperations, args: argparse.Namespace) -> int:
     data = service.doctor()
     if args.json:
         emit_json(data)

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..core.errors import InvalidInput
 from ..service import MemoryService
+from ..service.protocol import MemoryOperations
 from .commands import emit_json, handler, out
 
 
@@ -55,7 +56,7 @@ def cmd_enrich(service: MemoryService, args: argparse.Namespace) -> int:
 
 
 @handler("status")
-def cmd_status(service: MemoryService, args: argparse.Namespace) -> int:
+def cmd_status(service: MemoryOperations, args: argparse.Namespace) -> int:
     s = service.enrichment_status()
     if args.json:
         emit_json(s)
@@ -78,7 +79,7 @@ def _print_model(model: dict[str, Any]) -> None:
 
 
 @handler("model")
-def cmd_model(service: MemoryService, args: argparse.Namespace) -> int:
+def cmd_model(service: MemoryOperations, args: argparse.Namespace) -> int:
     if args.model_command == "set":
         path = None if args.path.strip().lower() in ("default", "") else args.path
         result = service.set_enrichment_model(path)

@@ -6,18 +6,27 @@ import argparse
 import logging
 import os
 import sys
+import typing
 from collections.abc import Sequence
 
 from .. import __version__, paths
 from ..core.errors import DesktopMemoryError
 from ..engine import failures, session_env
 from ..ipc.client import via_host
+from ..service.protocol import MemoryOperations
 from . import commands, enrich_commands, mcp_commands, privacy_commands
 
 PROG = "desktop-memory"
-# commands whose handlers use only what ipc.client.RemoteService offers: they go through a running app
-HOST_COMMANDS = frozenset({"add", "import", "export", "search", "context", "show", "edit", "pin", "unpin", "forget",
-                           "restore", "tag", "purge", "retention", "stats", "doctor", "status", "model"})
+
+
+def host_commands() -> frozenset[str]:
+    """The commands whose handler is typed against the service protocol (`MemoryOperations`): they go
+    through a running app's engine; the others (typed `MemoryService`) need the engine in this process."""
+    return frozenset(name for name, fn in commands.HANDLERS.items()
+                     if next(iter(typing.get_type_hints(fn).values()), None) is MemoryOperations)
+
+
+HOST_COMMANDS = host_commands()
 
 
 def _filters(p: argparse.ArgumentParser) -> None:

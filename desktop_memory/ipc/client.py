@@ -8,25 +8,23 @@ does not answer in time is a HostTimeout; the connection is then closed.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable
 from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client, Connection, answer_challenge, deliver_challenge
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..core.context import Context
 from ..core.errors import DataDirLocked, StorageError, StorageFailure
-from ..core.models import Hit, Memory, Version
-from ..core.query import Filters
 from ..core.text import decode
 from ..engine.failures import rebased
 from ..engine.records import Overlong
-from ..engine.settings import Settings
-from ..service import IMPORT_BATCH, AddResult, ImportReport
+from ..service import IMPORT_BATCH, ImportReport
+from ..service.protocol import LOCAL_PATH, Operation, operations
 from . import address, codec
 from .watchdog import Watchdog
 
@@ -47,6 +45,7 @@ PATIENCE: dict[str, tuple[float, float]] = {
     **dict.fromkeys(("stats", "doctor", "export_records", "export_markdown", "purge", "retention",
                      "erase_everything"), (30.0, 3600.0)),
     **dict.fromkeys(("set_enrichment_model", "verify_enrichment_model"), (30.0, 600.0)),
+    **dict.fromkeys(("enrich", "requeue_enrichment", "retry_failed_enrichment"), (30.0, 3600.0)),
 }
 
 
@@ -59,7 +58,11 @@ class HostTimeout(HostGone):
 
 
 class RemoteService:
-    """The methods of MemoryService that the CLI and MCP use, answered by the host's engine."""
+    """Every operation of the service protocol (`MemoryOperations`), answered by the host's engine.
+
+    The methods are generated from the protocol (`_remote`): same names, signatures and results as
+    `MemoryService`; arguments and results cross the socket as JSON (ipc/codec.py).
+    """
 
     def __init__(self, conn: Connection, folder: Path, *, where: str | None = None,
                  token: bytes | None = None) -> None:
@@ -68,7 +71,7 @@ class RemoteService:
         self.folder = folder
         self._where, self._token = where, token  # to ask "alive?" on a second connection
 
-    def _call(self, method: str, **params: Any) -> Any:
+    def _call(self, method: str, /, **params: Any) -> Any:
         with self._lock:
             if self._conn.closed:
                 raise HostGone(LOST)
@@ -121,12 +124,7 @@ class RemoteService:
     def ping(self) -> dict[str, Any]:
         return self._call("ping")
 
-    # -- adding -------------------------------------------------------------------------------
-    def add(self, content: str | bytes, *, source: str = "manual", **fields: Any) -> AddResult:
-        text = content if isinstance(content, str) else content.decode("utf-8", "replace")
-        r = self._call("add", content=text, fields={"source": source, **fields})
-        return AddResult(codec.memory_from(r["memory"]), r["status"], r["redactions"])
-
+    # -- the operations of the protocol are generated below; importing is streamed ------------------
     def import_records(
         self, lines: Iterable[str | bytes | Overlong], *, progress: Callable[[ImportReport], None] | None = None
     ) -> ImportReport:
@@ -139,14 +137,14 @@ class RemoteService:
         def flush() -> None:
             nonlocal size, offset
             try:
-                r = self._call("import_records", lines=chunk)
+                r = codec.from_json(self._call("import_records", lines=chunk), ImportReport, strict=False)
             except StorageFailure as exc:  # the host counted within this chunk: count from the file's start
                 raise rebased(exc, total.stored, offset) from exc
-            total.added += r["added"]
-            total.duplicates += r["duplicates"]
-            total.related += r["related"]
-            total.redacted += r["redacted"]
-            total.errors.extend((offset + e["line"], e["error"]) for e in r["errors"])
+            total.added += r.added
+            total.duplicates += r.duplicates
+            total.related += r.related
+            total.redacted += r.redacted
+            total.errors.extend((offset + n, e) for n, e in r.errors)
             offset += len(chunk)
             chunk.clear()
             size = 0
@@ -167,91 +165,47 @@ class RemoteService:
         total.errors.sort()
         return total
 
-    # -- searching and context ----------------------------------------------------------------
-    def search(self, query: str, *, limit: int = 10, filters: Filters | None = None,
-               record_access: bool = True, expand: bool = False) -> list[Hit]:
-        hits = self._call("search", query=query, limit=limit, filters=codec.filters_to(filters),
-                          record_access=record_access, expand=expand)
-        return [codec.hit_from(h) for h in hits]
+def _remote(op: Operation) -> Any:
+    """The client side of one operation: encode the arguments by their hints, call, decode the result."""
+    params_of = op.signature.parameters
 
-    def context(self, query: str | None = None, *, ids: Sequence[str] = (), budget: int | None = None,
-                fmt: str | None = None, limit: int = 20, filters: Filters | None = None) -> Context:
-        return codec.context_from(self._call("context", query=query, ids=list(ids), budget=budget, fmt=fmt,
-                                             limit=limit, filters=codec.filters_to(filters)))
+    def method(self: RemoteService, *args: Any, **kwargs: Any) -> Any:
+        bound = op.signature.bind(*args, **kwargs)
+        params: dict[str, Any] = {}
+        for name, value in bound.arguments.items():
+            if params_of[name].kind is inspect.Parameter.VAR_KEYWORD:
+                params.update({k: codec.to_json(v, Any) for k, v in value.items()})
+            else:
+                params[name] = codec.to_json(_made_local(value, op.hints[name]), op.hints[name])
+        return _result(op, self._call(op.name, **params))
 
-    # -- lifecycle of memories ----------------------------------------------------------------
-    def get(self, memory_id: str) -> Memory:
-        return codec.memory_from(self._call("get", id=memory_id))
+    if op.is_property:
+        return property(lambda self: _result(op, self._call(op.name)), doc=op.doc)
+    method.__name__, method.__qualname__, method.__doc__ = op.name, f"RemoteService.{op.name}", op.doc
+    method.__annotations__ = dict(op.hints)
+    self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    method.__signature__ = op.signature.replace(  # type: ignore[attr-defined]
+        parameters=[self_param, *params_of.values()])
+    return method
 
-    def versions(self, memory_id: str) -> list[Version]:
-        return [Version(**v) for v in self._call("versions", id=memory_id)]
 
-    def restore_version(self, memory_id: str, seq: int) -> Memory:
-        return codec.memory_from(self._call("restore_version", id=memory_id, seq=seq))
+def _made_local(value: Any, hint: Any) -> Any:
+    """A path the caller gave (relative to its own working folder) made absolute before it leaves."""
+    if isinstance(value, str) and value and LOCAL_PATH in getattr(hint, "__metadata__", ()):
+        return str(Path(value).expanduser().resolve())
+    return value
 
-    def set_pinned(self, memory_id: str, pinned: bool) -> Memory:
-        return codec.memory_from(self._call("set_pinned", id=memory_id, pinned=pinned))
 
-    def set_forgotten(self, memory_id: str, forgotten: bool) -> Memory:
-        return codec.memory_from(self._call("set_forgotten", id=memory_id, forgotten=forgotten))
+def _result(op: Operation, data: Any) -> Any:
+    try:
+        return codec.from_json(data, op.returns, strict=False, where=f"the result of {op.name}")
+    except codec.WrongShape as exc:
+        raise codec.RemoteBug(f"the desktop-memory app answered {op.name} unexpectedly: {exc}") from exc
 
-    def tag(self, memory_id: str, add: Iterable[str] = (), remove: Iterable[str] = ()) -> Memory:
-        return codec.memory_from(self._call("tag", id=memory_id, add=list(add), remove=list(remove)))
 
-    def edit(self, memory_id: str, *, content: str | None = None, title: str | None = None) -> Memory:
-        return codec.memory_from(self._call("edit", id=memory_id, content=content, title=title))
-
-    def purge(self, ids: Sequence[str]) -> int:
-        return int(self._call("purge", ids=list(ids)))
-
-    def retention(self, *, older_than_days: float, below_importance: float = 1.0,
-                  include_forgotten_only: bool = False, dry_run: bool = False) -> list[str]:
-        return list(self._call("retention", older_than_days=older_than_days, below_importance=below_importance,
-                               include_forgotten_only=include_forgotten_only, dry_run=dry_run))
-
-    def erase_everything(self) -> int:
-        return int(self._call("erase_everything"))
-
-    # -- settings -----------------------------------------------------------------------------
-    @property
-    def settings(self) -> Settings:
-        """The host's current settings (each read asks the host)."""
-        return codec.settings_from(self._call("settings"))
-
-    def save_settings(self, new: Settings) -> Settings:
-        return codec.settings_from(self._call("save_settings", settings=codec.settings_to(new)))
-
-    def stats(self) -> dict[str, Any]:
-        return self._call("stats")
-
-    def doctor(self) -> dict[str, Any]:
-        return self._call("doctor")
-
-    def index_status(self) -> dict[str, Any]:
-        return self._call("index_status")
-
-    def export_records(self, *, include_forgotten: bool = False) -> Iterator[dict[str, Any]]:
-        yield from self._call("export_records", include_forgotten=include_forgotten)
-
-    def export_markdown(self, *, include_forgotten: bool = False) -> Iterator[str]:
-        yield from self._call("export_markdown", include_forgotten=include_forgotten)
-
-    # -- enrichment (the app runs it in the background) -----------------------------------------
-    def enrichment_status(self) -> dict[str, Any]:
-        return self._call("enrichment_status")
-
-    def start_enrichment(self) -> None:
-        self._call("start_enrichment")
-
-    def stop_enrichment(self) -> None:
-        self._call("stop_enrichment")
-
-    def set_enrichment_model(self, path: str | None) -> dict[str, Any]:
-        """A relative path means relative to here, not to the app's working folder."""
-        return self._call("set_enrichment_model", path=str(Path(path).expanduser().resolve()) if path else None)
-
-    def verify_enrichment_model(self) -> dict[str, Any]:
-        return self._call("verify_enrichment_model")
+for _name, _op in operations().items():
+    if _name not in vars(RemoteService):  # importing is written out above (streamed in chunks)
+        setattr(RemoteService, _name, _remote(_op))
 
 
 def _dial(where: str, token: bytes, folder: Path, handshake_s: float) -> RemoteService:

@@ -1,20 +1,31 @@
-"""Plain JSON for what crosses the socket: requests, results, domain errors."""
+"""Plain JSON for what crosses the socket: requests, results, domain errors.
+
+`to_json(value, hint)` / `from_json(data, hint)` encode and decode any value by its type hint (the
+service protocol's, desktop_memory/service/protocol.py): str, int, float, bool, None, bytes (base64),
+Path, datetime, lists, tuples, dicts, unions and dataclasses of those (field by field; a class with a
+`from_dict` is decoded by it, and encoded by its `to_dict` when it has both). `Any` is JSON as it is.
+Decoding what a client sent is strict (`InvalidInput` on a wrong type or an unknown field); decoding a
+result ignores fields a newer host may add.
+"""
 
 from __future__ import annotations
 
+import base64
+import collections.abc as abc
 import dataclasses
 import datetime as dt
 import json
+import types
 import typing
-from typing import Any
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Any, Union
 
 from ..core import errors
-from ..core.context import Context
-from ..core.models import Hit, Memory
-from ..core.query import Filters
 from ..engine.settings import Settings
 
 MAX_MESSAGE = 256 * 1024 * 1024
+_SEQUENCES = (list, abc.Sequence, abc.Iterable, abc.Iterator, abc.Collection, set, frozenset, abc.Set)
 
 
 def dumps(data: Any) -> bytes:
@@ -25,69 +36,164 @@ def loads(raw: bytes) -> Any:
     return json.loads(raw.decode("utf-8"))
 
 
-def memory_to(m: Memory) -> dict[str, Any]:
-    return dataclasses.asdict(m)
+class WrongShape(errors.InvalidInput):  # turned into InvalidInput before it crosses the socket
+    """A value that does not have the type the protocol declares."""
 
 
-_MEMORY_FIELDS = frozenset(f.name for f in dataclasses.fields(Memory))
+def _strip(hint: Any) -> Any:
+    """The type under `Annotated[...]` (the marks are for the client, see `local_paths`)."""
+    return typing.get_args(hint)[0] if typing.get_origin(hint) is Annotated else hint
 
 
-def memory_from(d: dict[str, Any]) -> Memory:
-    return Memory(**{k: v for k, v in d.items() if k in _MEMORY_FIELDS})  # a newer host may send more
+def _is_union(hint: Any) -> bool:
+    return typing.get_origin(hint) in (Union, types.UnionType)
 
 
-def hit_to(h: Hit) -> dict[str, Any]:
-    return {"memory": memory_to(h.memory), "score": h.score, "explain": h.explain,
-            "similar": [memory_to(m) for m in h.similar]}
+@cache
+def _field_hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
 
 
-def hit_from(d: dict[str, Any]) -> Hit:
-    return Hit(memory_from(d["memory"]), float(d["score"]), d.get("explain") or {},
-               [memory_from(m) for m in d.get("similar") or ()])
+def _plain(value: Any) -> Any:
+    """A value typed `Any`: JSON as it is (tuples become lists, dataclasses objects, paths strings)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_json(value, type(value))
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_plain(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
 
 
-def context_to(c: Context) -> dict[str, Any]:
-    return dataclasses.asdict(c)
+def to_json(value: Any, hint: Any) -> Any:
+    """`value` as JSON data, by its declared type."""
+    hint = _strip(hint)
+    if value is None or hint is Any or hint is object:
+        return _plain(value)
+    if _is_union(hint):
+        arms = [a for a in typing.get_args(hint) if a is not type(None)]
+        arm = next((a for a in arms if _accepts(a, value)), arms[0])
+        return to_json(value, arm)
+    origin = typing.get_origin(hint) or hint
+    if origin is bytes:
+        return {"b64": base64.b64encode(value).decode("ascii")}
+    if origin in (Path, dt.datetime):
+        return str(value) if origin is Path else value.isoformat()
+    if origin in (str, int, float, bool):
+        return value
+    if dataclasses.is_dataclass(origin):
+        if hasattr(origin, "from_dict") and hasattr(origin, "to_dict"):
+            return value.to_dict()
+        hints = _field_hints(origin)
+        return {f.name: to_json(getattr(value, f.name), hints[f.name]) for f in dataclasses.fields(origin)}
+    args = typing.get_args(hint)
+    if origin in (dict, abc.Mapping, abc.MutableMapping):
+        vh = args[1] if args else Any
+        return {str(k): to_json(v, vh) for k, v in value.items()}
+    if origin is tuple and args and args[-1] is not Ellipsis:
+        return [to_json(v, h) for v, h in zip(value, args, strict=True)]
+    if origin is tuple or origin in _SEQUENCES:
+        return [to_json(v, args[0] if args else Any) for v in value]
+    return _plain(value)
 
 
-def context_from(d: dict[str, Any]) -> Context:
-    return Context(**d)
+def _accepts(hint: Any, value: Any) -> bool:
+    origin = typing.get_origin(_strip(hint)) or _strip(hint)
+    if origin is Any:
+        return True
+    if isinstance(origin, type):
+        return isinstance(value, origin) and not (origin is int and isinstance(value, bool))
+    return True
 
 
-def filters_to(f: Filters | None) -> dict[str, Any] | None:
-    if f is None:
-        return None
-    d = dataclasses.asdict(f)
-    for key in ("after", "before"):
-        d[key] = d[key].isoformat() if d[key] else None
-    return d
+def from_json(data: Any, hint: Any, *, strict: bool = True, where: str = "value") -> Any:
+    """The value of type `hint` that `data` encodes; WrongShape (an InvalidInput) when it does not fit."""
+    hint = _strip(hint)
+    if hint is Any or hint is object:
+        return data
+    if data is None:
+        if hint is type(None) or (_is_union(hint) and type(None) in typing.get_args(hint)):
+            return None
+        raise WrongShape(f"{where} must not be null")
+    if _is_union(hint):
+        arms = [a for a in typing.get_args(hint) if a is not type(None)]
+        for arm in arms:
+            try:
+                return from_json(data, arm, strict=strict, where=where)
+            except WrongShape:
+                if len(arms) == 1:
+                    raise
+        raise WrongShape(f"{where} has the wrong type")
+    origin = typing.get_origin(hint) or hint
+    args = typing.get_args(hint)
+    if origin is bytes:
+        if not isinstance(data, dict) or not isinstance(data.get("b64"), str):
+            raise WrongShape(f"{where} must be bytes")
+        return base64.b64decode(data["b64"])
+    if origin in (str, int, float, bool):
+        if origin is float and isinstance(data, int) and not isinstance(data, bool):
+            return float(data)
+        if not isinstance(data, origin) or (origin is int and isinstance(data, bool)):
+            raise WrongShape(f"{where} must be {'a number' if origin in (int, float) else origin.__name__}")
+        return data
+    if origin is Path:
+        return Path(_expect(data, str, where))
+    if origin is dt.datetime:
+        try:
+            return dt.datetime.fromisoformat(_expect(data, str, where))
+        except ValueError as exc:
+            raise WrongShape(f"{where} must be an ISO 8601 date and time") from exc
+    if dataclasses.is_dataclass(origin):
+        return _dataclass_from(data, origin, strict=strict, where=where)
+    if origin in (dict, abc.Mapping, abc.MutableMapping):
+        vh = args[1] if args else Any
+        return {str(k): from_json(v, vh, strict=strict, where=f"{where}.{k}")
+                for k, v in _expect(data, dict, where).items()}
+    items = _expect(data, list, where)
+    if origin is tuple and args and args[-1] is not Ellipsis:
+        if len(items) != len(args):
+            raise WrongShape(f"{where} must have {len(args)} items")
+        return tuple(from_json(v, h, strict=strict, where=where) for v, h in zip(items, args, strict=True))
+    out = [from_json(v, args[0] if args else Any, strict=strict, where=where) for v in items]
+    if origin is tuple:
+        return tuple(out)
+    if origin is abc.Iterator:
+        return iter(out)
+    return set(out) if origin in (set, frozenset, abc.Set) else out
 
 
-def filters_from(d: dict[str, Any] | None) -> Filters | None:
-    """Rebuild Filters field by field from its type hints (tuples, datetimes, nested dataclasses)."""
-    if d is None:
-        return None
-    if not isinstance(d, dict):
-        raise errors.InvalidInput("filters must be an object")
-    hints = typing.get_type_hints(Filters)
-    known = {f.name for f in dataclasses.fields(Filters)}
+def _expect(data: Any, kind: type, where: str) -> Any:
+    if not isinstance(data, kind):
+        raise WrongShape(f"{where} must be {'an object' if kind is dict else 'a list' if kind is list else 'text'}")
+    return data
+
+
+def _dataclass_from(data: Any, cls: type, *, strict: bool, where: str) -> Any:
+    if hasattr(cls, "from_dict"):
+        if not isinstance(data, dict):
+            raise WrongShape(f"{where} must be an object")
+        try:
+            return cls.from_dict(data)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise WrongShape(f"{where}: {exc}") from exc
+    hints = _field_hints(cls)
+    known = {f.name: f for f in dataclasses.fields(cls)}
     values: dict[str, Any] = {}
-    for key, value in d.items():
+    for key, value in _expect(data, dict, where).items():
         if key not in known:
-            raise errors.InvalidInput(f"unknown filter {key!r}")
-        hint = hints[key]
-        if value is None:
-            values[key] = None
-        elif typing.get_origin(hint) is tuple:
-            item = typing.get_args(hint)[0]
-            values[key] = tuple(item(**v) if dataclasses.is_dataclass(item) else item(v) for v in value)
-        elif dt.datetime in typing.get_args(hint):
-            values[key] = dt.datetime.fromisoformat(value)
-        else:
-            values[key] = hint(value) if isinstance(hint, type) else value
-    return Filters(**values)
+            if strict:
+                raise WrongShape(f"unknown field {key!r} in {where}")
+            continue  # a newer host may send more
+        values[key] = from_json(value, hints[key], strict=strict, where=key)
+    try:
+        return cls(**values)
+    except TypeError as exc:
+        raise WrongShape(f"{where} lacks a field ({exc})") from exc
 
 
+# -- settings (the test suite and the app use these names) --------------------------------------
 def settings_to(s: Settings) -> dict[str, Any]:
     return dataclasses.asdict(s)
 
@@ -99,6 +205,7 @@ def settings_from(d: Any) -> Settings:
     return Settings.from_dict(d)
 
 
+# -- errors -------------------------------------------------------------------------------------
 def error_to(exc: BaseException) -> dict[str, str]:
     """A domain error keeps its class name; anything else is reported as a bug in the host, except a
     storage failure (a full disk, a read-only folder...), which is told as such (engine/failures.py)."""

@@ -9,7 +9,7 @@ engine thread working on someone's long request) from a hung one.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
+import inspect
 import logging
 import os
 import threading
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..core.errors import DesktopMemoryError, InvalidInput
-from ..service import MemoryService
+from ..service.protocol import MemoryOperations, Operation, operations
 from . import address, codec
 from .watchdog import Watchdog, hang_up
 
@@ -30,52 +30,49 @@ Runner = Callable[[Callable[[], T]], T]
 HANDSHAKE_S = 5.0  # a client that has not passed the challenge by then is dropped (its thread ends)
 
 
-def _import(s: MemoryService, p: dict[str, Any]) -> dict[str, Any]:
-    report = s.import_records([str(line) for line in p["lines"]])
-    return report.to_dict()
+Handler = Callable[[MemoryOperations, dict[str, Any]], Any]
 
 
-# What clients may call: name -> (service, params) -> plain JSON data. Nothing else is reachable.
-CALLS: dict[str, Callable[[MemoryService, dict[str, Any]], Any]] = {
-    "ping": lambda s, p: {"data_dir": str(s.folder), "pid": os.getpid()},
-    "add": lambda s, p: (lambda r: {"memory": codec.memory_to(r.memory), "status": r.status,
-                                    "redactions": r.redactions})(s.add(str(p["content"]), **p.get("fields", {}))),
-    "import_records": _import,
-    "search": lambda s, p: [codec.hit_to(h) for h in s.search(
-        str(p["query"]), limit=int(p.get("limit", 10)), filters=codec.filters_from(p.get("filters")),
-        record_access=bool(p.get("record_access", True)), expand=bool(p.get("expand", False)))],
-    "context": lambda s, p: codec.context_to(s.context(
-        p.get("query"), ids=[str(i) for i in p.get("ids") or ()], budget=p.get("budget"), fmt=p.get("fmt"),
-        limit=int(p.get("limit", 20)), filters=codec.filters_from(p.get("filters")))),
-    "get": lambda s, p: codec.memory_to(s.get(str(p["id"]))),
-    "versions": lambda s, p: [dataclasses.asdict(v) for v in s.versions(str(p["id"]))],
-    "restore_version": lambda s, p: codec.memory_to(s.restore_version(str(p["id"]), int(p["seq"]))),
-    "set_pinned": lambda s, p: codec.memory_to(s.set_pinned(str(p["id"]), bool(p["pinned"]))),
-    "set_forgotten": lambda s, p: codec.memory_to(s.set_forgotten(str(p["id"]), bool(p["forgotten"]))),
-    "tag": lambda s, p: codec.memory_to(s.tag(str(p["id"]), add=p.get("add", ()), remove=p.get("remove", ()))),
-    "edit": lambda s, p: codec.memory_to(s.edit(str(p["id"]), content=p.get("content"), title=p.get("title"))),
-    "purge": lambda s, p: s.purge([str(i) for i in p["ids"]]),
-    "retention": lambda s, p: s.retention(**p),
-    "stats": lambda s, p: s.stats(),
-    "doctor": lambda s, p: s.doctor(),
-    "index_status": lambda s, p: s.index_status(),
-    "export_records": lambda s, p: list(s.export_records(include_forgotten=bool(p.get("include_forgotten")))),
-    "export_markdown": lambda s, p: list(s.export_markdown(include_forgotten=bool(p.get("include_forgotten")))),
-    "settings": lambda s, p: codec.settings_to(s.settings),
-    "save_settings": lambda s, p: codec.settings_to(s.save_settings(codec.settings_from(p["settings"]))),
-    "erase_everything": lambda s, p: s.erase_everything(),
-    "enrichment_status": lambda s, p: s.enrichment_status(),
-    "start_enrichment": lambda s, p: s.start_enrichment(),
-    "stop_enrichment": lambda s, p: s.stop_enrichment(),
-    "set_enrichment_model": lambda s, p: s.set_enrichment_model(p.get("path")),
-    "verify_enrichment_model": lambda s, p: s.verify_enrichment_model(),
-}
+def _arguments(op: Operation, params: dict[str, Any]) -> dict[str, Any]:
+    """The call's keyword arguments, each decoded by the protocol's type hint (strict)."""
+    sig = op.signature.parameters
+    rest = next((n for n, p in sig.items() if p.kind is inspect.Parameter.VAR_KEYWORD), None)
+    kwargs: dict[str, Any] = {}
+    for key, value in params.items():
+        declared = sig.get(key)
+        if declared is not None and declared.kind is not inspect.Parameter.VAR_KEYWORD:
+            kwargs[key] = codec.from_json(value, op.hints[key], where=key)
+        elif rest is not None:
+            kwargs[key] = value  # `**fields: Any`: JSON as sent; the service checks each field
+        else:
+            raise InvalidInput(f"unknown parameter {key!r}")
+    op.signature.bind(**kwargs)  # a missing argument: TypeError
+    return kwargs
+
+
+def handler(op: Operation) -> Handler:
+    """(service, params) -> the result as JSON data, for one operation of the protocol."""
+
+    def call(service: MemoryOperations, params: dict[str, Any]) -> Any:
+        if op.is_property:
+            return codec.to_json(getattr(service, op.name), op.returns)
+        return codec.to_json(getattr(service, op.name)(**_arguments(op, params)), op.returns)
+
+    return call
+
+
+def _ping(service: MemoryOperations, _params: dict[str, Any]) -> dict[str, Any]:
+    return {"data_dir": str(service.folder), "pid": os.getpid()}
+
+
+# What clients may call: every operation of the service protocol (generated), and `ping`. Nothing else.
+CALLS: dict[str, Handler] = {"ping": _ping, **{name: handler(op) for name, op in operations().items()}}
 
 
 class IpcServer:
     """The host side: `start()` serves on background threads, `close()` stops and cleans up."""
 
-    def __init__(self, service: MemoryService, data_dir: Path, run: Runner | None = None) -> None:
+    def __init__(self, service: MemoryOperations, data_dir: Path, run: Runner | None = None) -> None:
         self.service = service
         self.data_dir = Path(data_dir)
         self.address = address.socket_address(self.data_dir)
@@ -207,9 +204,11 @@ class IpcServer:
             log.debug("engine socket request %s failed", method, exc_info=True)
             return {"error": codec.error_to(exc)}
 
-    def _call(self, call: Callable[[MemoryService, dict[str, Any]], Any], params: dict[str, Any]) -> Any:
+    def _call(self, call: Handler, params: dict[str, Any]) -> Any:
         try:
             return call(self.service, params)
+        except codec.WrongShape as exc:
+            raise InvalidInput(f"bad request parameters: {exc}") from exc
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, DesktopMemoryError):
                 raise

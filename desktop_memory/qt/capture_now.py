@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import Any
 
 from PySide6.QtCore import QMimeData
 
 from ..core.capture import MARKER_FORMATS, OWN_MIME, CaptureEvent, Snapshot
 from ..engine.settings import Settings
+from ..service.protocol import MemoryOperations
 
 
 def snapshot(mime: QMimeData | None, app: str = "", window: str = "") -> Snapshot:
@@ -33,7 +33,7 @@ def settings_notice(settings: Settings) -> str | None:
     return settings.problem
 
 
-def capture(service: Any, snap: Snapshot, *, automatic: bool = False, paused: bool = False,
+def capture(service: MemoryOperations, snap: Snapshot, *, automatic: bool = False, paused: bool = False,
             source: str = "clipboard") -> tuple[str, CaptureEvent]:
     """Send the copy to the engine once; (notification text, Recent-captures event). Neither quotes the copy.
 

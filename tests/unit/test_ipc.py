@@ -8,6 +8,7 @@ import json
 import os
 import stat
 import threading
+from collections.abc import Iterator
 from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client
 from pathlib import Path
@@ -242,7 +243,11 @@ def test_every_command_routed_through_the_app_only_uses_what_the_socket_offers()
         tree = ast.parse(inspect.getsource(commands.HANDLERS[name]))
         used |= {n.attr for n in ast.walk(tree)
                  if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "service"}
-    assert used and all(hasattr(RemoteService, attr) for attr in used), used - set(dir(RemoteService))
+    from desktop_memory.service.protocol import operations
+
+    declared = {*operations(), "folder"}
+    assert used and used <= declared, used - declared  # a handler typed MemoryOperations uses only the protocol
+    assert {"search", "add", "import", "status", "model"} <= HOST_COMMANDS and "backup" not in HOST_COMMANDS
 
 
 def test_enrichment_status_and_model_go_through_the_app(fake_service, remote: RemoteService, tmp_path: Path,
@@ -261,9 +266,9 @@ def test_the_gui_jobs_calls_settings_erase_and_enrichment_go_over_the_socket(fak
     assert remote.save_settings(settings).capture_ignore_apps == ["keepassxc"]
     assert fake_service.settings.capture_ignore_apps == ["keepassxc"]
     assert json.loads((data_dir / "settings.json").read_text())["capture_ignore_apps"] == ["keepassxc"]
-    with pytest.raises(InvalidInput, match="settings must be an object"):
-        remote._call("save_settings", settings=[1])
-    reset = remote._call("save_settings", settings={"context_budget": "lots", "unknown": 1})  # like a bad file
+    with pytest.raises(InvalidInput, match="must be an object"):
+        remote._call("save_settings", new=[1])
+    reset = remote._call("save_settings", new={"context_budget": "lots", "unknown": 1})  # like a bad file
     assert reset["context_budget"] == fake_service.settings.context_budget == 1500
     remote.add("one memory")
     remote.add("and another one")
@@ -283,3 +288,171 @@ def test_the_host_command_line_from_source_and_frozen(monkeypatch, tmp_path: Pat
     frozen = command(tmp_path, debug=True)
     assert frozen[1:] == ["--data-dir", str(tmp_path), "--debug", "engine-host"]
     assert "engine-host" not in build_parser().format_help()  # hidden
+
+
+# -- the surface, declared once (issue 17) ----------------------------------------------------------
+def _params(fn) -> list[tuple[str, object, object, object]]:
+    """(name, kind, default, type) of each parameter but `self`, with the types resolved (marks dropped)."""
+    import typing
+
+    hints = typing.get_type_hints(fn)
+    return [(p.name, p.kind, p.default, hints.get(p.name)) for p in list(inspect.signature(fn).parameters.values())[1:]]
+
+
+def test_memory_service_implements_the_protocol_with_the_same_signatures(fake_service):
+    from desktop_memory.service import MemoryService
+    from desktop_memory.service.protocol import MemoryOperations, operations
+
+    for name, op in operations().items():
+        if op.is_property:
+            assert hasattr(fake_service, name), name
+            continue
+        assert _params(getattr(MemoryService, name)) == _params(getattr(MemoryOperations, name)), name
+    assert isinstance(fake_service, MemoryOperations)
+
+
+def test_dispatch_and_client_are_generated_from_the_protocol():
+    from desktop_memory.ipc.server import CALLS
+    from desktop_memory.service.protocol import MemoryOperations, operations
+
+    assert set(CALLS) == {"ping", *operations()}
+    for name, op in operations().items():
+        if op.is_property:
+            assert isinstance(getattr(RemoteService, name), property), name
+        else:
+            assert _params(getattr(RemoteService, name)) == _params(getattr(MemoryOperations, name)), name
+
+
+class _Spy:
+    """The real service, recording what each call received and returned (iterators as lists)."""
+
+    def __init__(self, service) -> None:
+        self._service, self.calls = service, []
+
+    def __getattr__(self, name):
+        import collections.abc
+
+        value = getattr(self._service, name)
+        if name == "settings":
+            self.calls.append((name, (), {}, value))
+            return value
+        if not callable(value):
+            return value
+
+        def call(*args, **kwargs):
+            result = value(*args, **kwargs)
+            if isinstance(result, collections.abc.Iterator):
+                result = list(result)
+                self.calls.append((name, args, kwargs, result))
+                return iter(result)
+            self.calls.append((name, args, kwargs, result))
+            return result
+
+        return call
+
+
+def _examples(service) -> dict[str, object]:
+    """An argument for each parameter name the protocol uses (a new name needs an example here)."""
+    import datetime as dt
+
+    from desktop_memory.core.capture import Snapshot
+
+    first = service.add("Decision: the beta ships on March 3rd", source="cli", tags=["work"]).memory
+    line = json.dumps({"content": "The Lisbon hotel is on Rua Augusta", "versions": [
+        {"content": "The Lisbon hotel is near", "created_at": "2026-01-01T10:00:00", "replaced_at": "2026-01-02"}]})
+    service.import_records([line])
+    second = service.search("Lisbon hotel", limit=1)[0].memory
+    return {
+        "content": "A new note: the standup moved to 9:15", "source": "manual",
+        "snapshot": Snapshot("The offsite is in Lisbon on May 12th", {"text/x-probe": b"\x00\xff"}, app="Slack"),
+        "lines": [json.dumps({"content": "imported over the socket"}), "{broken", ""],
+        "query": "beta", "limit": 5, "expand": True, "budget": 300, "fmt": "markdown", "ids": [second.id],
+        "filters": Filters(sources=("cli", "import"), after=dt.datetime(2000, 1, 1, tzinfo=dt.UTC)),
+        "memory_id": first.id, "seq": service.versions(second.id)[0].seq,
+        "pinned": True, "forgotten": False, "add": ["release", "Q1"], "remove": ["work"], "title": "Beta date",
+        "older_than_days": 3650.0, "dry_run": True, "include_forgotten": True, "new": service.settings,
+        "path": None, "_second": second.id,
+    }
+
+
+def _args_for(op, examples: dict[str, object]) -> dict[str, object]:
+    kwargs = {}
+    for p in op.signature.parameters.values():
+        if p.kind is inspect.Parameter.VAR_KEYWORD:
+            kwargs.update({"tags": ["Work"], "importance": 0.7})  # **fields
+        elif p.name in examples and examples[p.name] is not None or p.default is inspect.Parameter.empty:
+            assert p.name in examples, f"no example argument for {op.name}({p.name}=...)"
+            kwargs[p.name] = examples[p.name]
+    if op.name == "restore_version":
+        kwargs["memory_id"] = examples["_second"]
+    return kwargs
+
+
+def _comparable(value):
+    import dataclasses
+
+    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
+
+
+def works_over_the_socket(name: str, spy: _Spy, remote: RemoteService, examples: dict[str, object]) -> None:
+    """Call `name` through the client: the service receives the same arguments and the client returns the
+    same result (every argument and result type crosses the socket intact)."""
+    from desktop_memory.service.protocol import operations
+
+    op = operations()[name]
+    kwargs = _args_for(op, examples)
+    spy.calls.clear()
+    got = getattr(remote, name) if op.is_property else getattr(remote, name)(**kwargs)
+    if isinstance(got, Iterator):
+        got = list(got)
+    assert [c[0] for c in spy.calls] == [name], spy.calls
+    _, args, received, returned = spy.calls[0]
+    assert args == () and {k: _comparable(v) for k, v in received.items()} == {
+        k: _comparable(v) for k, v in kwargs.items()}
+    assert _comparable(got) == _comparable(returned)
+
+
+@pytest.fixture
+def spied(fake_service, data_dir: Path):
+    spy = _Spy(fake_service)
+    examples = _examples(fake_service)
+    with IpcServer(spy, data_dir) as server:
+        remote = connect(data_dir)
+        assert remote is not None
+        with remote:
+            yield spy, remote, examples, server
+
+
+def _op_names() -> list[str]:
+    from desktop_memory.service.protocol import operations
+
+    return list(operations())
+
+
+@pytest.mark.parametrize("name", _op_names())
+def test_every_protocol_operation_works_over_the_socket(spied, name: str):
+    spy, remote, examples, _ = spied
+    works_over_the_socket(name, spy, remote, examples)
+
+
+def test_an_operation_missing_from_the_dispatch_or_the_client_fails_that_check(spied, monkeypatch):
+    from desktop_memory.ipc import server
+
+    spy, remote, examples, _ = spied
+    monkeypatch.delitem(server.CALLS, "versions")
+    with pytest.raises(InvalidInput, match="unknown method 'versions'"):
+        works_over_the_socket("versions", spy, remote, examples)
+    monkeypatch.delattr(RemoteService, "stats")
+    with pytest.raises(AttributeError):
+        works_over_the_socket("stats", spy, remote, examples)
+
+
+def test_wrong_argument_types_are_refused_with_one_line(remote: RemoteService):
+    with pytest.raises(InvalidInput, match="bad request parameters: limit must be a number"):
+        remote._call("search", query="beta", limit="ten")
+    with pytest.raises(InvalidInput, match="unknown field 'colour'"):
+        remote._call("search", query="beta", filters={"colour": "red"})
+    with pytest.raises(InvalidInput, match="unknown parameter 'colour'"):
+        remote._call("get", memory_id="x", colour="red")
+    with pytest.raises(InvalidInput, match="snapshot"):
+        remote._call("capture", snapshot={"text": 5})

@@ -1,0 +1,214 @@
+"""The service's surface, declared once: the operations people and front ends use.
+
+`MemoryService` implements `MemoryOperations` (a test compares names and signatures, so the two cannot
+drift apart). Everything else is generated from this class: the engine socket's dispatch
+(`ipc/server.py`), the remote client (`ipc/client.RemoteService`) and the encoding of every argument and
+result (`ipc/codec.py`, by these type hints). Front ends (tray app, CLI, MCP) are typed against it and get
+either the service itself or a `RemoteService` that talks to the running app's engine.
+
+To add an operation: declare it here and implement it on `MemoryService`. Nothing else.
+Types must be plain data the codec knows: str, int, float, bool, bytes, None, Path, datetime, lists,
+tuples, dicts, dataclasses of those, and `Any` for JSON-shaped values.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Any, Protocol, runtime_checkable
+
+from ..core.capture import CaptureResult, Snapshot
+from ..core.context import Context
+from ..core.models import Hit, Memory, Version
+from ..core.query import Filters
+from ..engine.enrichment import EnrichReport
+from ..engine.records import Overlong
+from ..engine.settings import Settings
+from . import AddResult, ImportReport
+
+LOCAL_PATH = "a path on the caller's machine: made absolute where the call is made"
+LocalPath = Annotated[str, LOCAL_PATH]
+
+
+@runtime_checkable
+class MemoryOperations(Protocol):
+    """What a front end may ask of the engine (in this process or the app's engine host)."""
+
+    folder: Path  # the data folder (known locally; not a call)
+
+    def close(self) -> None:
+        """Let go: the engine itself (in-process) or the connection to it (remote). Not a call."""
+        ...
+
+    # -- adding -------------------------------------------------------------------------------
+    def add(self, content: str | bytes, *, source: str = "manual", **fields: Any) -> AddResult:
+        """Remember one text (normalised, redacted, deduplicated); searchable on return."""
+        ...
+
+    def capture(self, snapshot: Snapshot) -> CaptureResult:
+        """A copy as plain data -> saved or skipped, with the reason (markers, rules, limits, redaction)."""
+        ...
+
+    def import_records(
+        self, lines: Iterable[str | bytes | Overlong], *, progress: Callable[[ImportReport], None] | None = None
+    ) -> ImportReport:
+        """Import JSON Lines; `progress` after each committed batch. Streamed over the socket (not one call)."""
+        ...
+
+    # -- finding ------------------------------------------------------------------------------
+    def search(self, query: str, *, limit: int = 10, filters: Filters | None = None, record_access: bool = True,
+               expand: bool = False) -> list[Hit]:
+        """Keyword and semantic search fused into one ranking; look-alikes grouped unless `expand`."""
+        ...
+
+    def context(self, query: str | None = None, *, ids: Sequence[str] = (), budget: int | None = None,
+                fmt: str | None = None, limit: int = 20, filters: Filters | None = None) -> Context:
+        """Pasteable context for an AI chat from a query or chosen ids, within a token budget."""
+        ...
+
+    def get(self, memory_id: str) -> Memory:
+        """One memory by id or unique id prefix."""
+        ...
+
+    def versions(self, memory_id: str) -> list[Version]:
+        """The earlier texts of a memory, oldest first."""
+        ...
+
+    # -- changing memories ----------------------------------------------------------------------
+    def restore_version(self, memory_id: str, seq: int) -> Memory:
+        """Bring an earlier text back (the current one becomes a version)."""
+        ...
+
+    def set_pinned(self, memory_id: str, pinned: bool) -> Memory:
+        """Pin or unpin."""
+        ...
+
+    def set_forgotten(self, memory_id: str, forgotten: bool) -> Memory:
+        """Forget (soft delete) or bring back."""
+        ...
+
+    def tag(self, memory_id: str, add: Iterable[str] = (), remove: Iterable[str] = ()) -> Memory:
+        """Add and remove tags."""
+        ...
+
+    def edit(self, memory_id: str, *, content: str | None = None, title: str | None = None) -> Memory:
+        """Change a memory's text or title."""
+        ...
+
+    def purge(self, ids: Sequence[str]) -> int:
+        """Delete memories for good from every store; how many."""
+        ...
+
+    def retention(self, *, older_than_days: float, below_importance: float = 1.0,
+                  include_forgotten_only: bool = False, dry_run: bool = False) -> list[str]:
+        """Purge old, unimportant memories (pinned ones kept); the ids purged (or that would be)."""
+        ...
+
+    def erase_everything(self) -> int:
+        """Delete every memory; how many."""
+        ...
+
+    # -- the data folder ------------------------------------------------------------------------
+    @property
+    def settings(self) -> Settings:
+        """The current settings (remote: each read asks the engine)."""
+        ...
+
+    def save_settings(self, new: Settings) -> Settings:
+        """Check, write and apply new settings."""
+        ...
+
+    def stats(self) -> dict[str, Any]:
+        """Counts and sizes."""
+        ...
+
+    def doctor(self) -> dict[str, Any]:
+        """Check the data folder and repair the vector index."""
+        ...
+
+    def index_status(self) -> dict[str, Any]:
+        """What happened to the vector index (ok, rebuilding, rebuilt) and a sentence for a person."""
+        ...
+
+    def export_records(self, *, include_forgotten: bool = False) -> Iterator[dict[str, Any]]:
+        """Every memory as an import-compatible record."""
+        ...
+
+    def export_markdown(self, *, include_forgotten: bool = False) -> Iterator[str]:
+        """Every memory as Markdown, in pieces."""
+        ...
+
+    # -- enrichment -----------------------------------------------------------------------------
+    def enrich(self, limit: int) -> EnrichReport:
+        """Enrich up to `limit` queued memories now (waits for them)."""
+        ...
+
+    def enrichment_status(self) -> dict[str, Any]:
+        """Queue counts, the model and why it is not used."""
+        ...
+
+    def start_enrichment(self) -> None:
+        """Enrich queued memories in the background."""
+        ...
+
+    def stop_enrichment(self) -> None:
+        """Stop background enrichment."""
+        ...
+
+    def set_enrichment_model(self, path: Annotated[str | None, LOCAL_PATH]) -> dict[str, Any]:
+        """Use this GGUF model (None: the bundled one); checked and loaded once."""
+        ...
+
+    def verify_enrichment_model(self) -> dict[str, Any]:
+        """Load the model once and say whether it works."""
+        ...
+
+    def requeue_enrichment(self) -> int:
+        """Queue every memory for enrichment again; how many."""
+        ...
+
+    def retry_failed_enrichment(self) -> int:
+        """Queue the failed ones again; how many."""
+        ...
+
+
+# Members of the protocol that are not calls to the engine.
+NOT_CALLS = frozenset({"close", "folder"})
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation of the protocol, as the socket's dispatch and the remote client see it."""
+
+    name: str
+    signature: inspect.Signature  # without `self`
+    hints: dict[str, Any]  # parameter name -> type (Annotated kept), and "return"
+    is_property: bool = False
+    doc: str = ""
+
+    @property
+    def returns(self) -> Any:
+        return self.hints.get("return", Any)
+
+
+@cache
+def operations() -> dict[str, Operation]:
+    """Every operation of `MemoryOperations`, in declaration order."""
+    ops: dict[str, Operation] = {}
+    for name, member in vars(MemoryOperations).items():
+        if name.startswith("_") or name in NOT_CALLS:
+            continue
+        if isinstance(member, property):
+            hints = typing.get_type_hints(member.fget, include_extras=True)
+            ops[name] = Operation(name, inspect.Signature(return_annotation=hints["return"]), hints, True,
+                                  member.__doc__ or "")
+        elif inspect.isfunction(member):
+            sig = inspect.signature(member)
+            params = list(sig.parameters.values())[1:]
+            ops[name] = Operation(name, sig.replace(parameters=params),
+                                  typing.get_type_hints(member, include_extras=True), doc=member.__doc__ or "")
+    return ops
