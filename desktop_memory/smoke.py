@@ -25,19 +25,9 @@ def _step(name: str, fn: Callable[[], Any]) -> Any:
 
 
 def _tray() -> str:
-    from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QApplication, QSystemTrayIcon
+    from .qt.smoke import show_tray  # only desktop_memory/qt imports PySide6
 
-    from .qt.tray import icon
-
-    app = QApplication.instance() or QApplication(["desktop-memory"])
-    tray = QSystemTrayIcon(icon("ready"))
-    tray.show()
-    QTimer.singleShot(300, app.quit)
-    app.exec()
-    available = QSystemTrayIcon.isSystemTrayAvailable()
-    tray.hide()
-    return f"tray icon shown (system tray available: {available})"
+    return show_tray()
 
 
 def run() -> int:
