@@ -99,6 +99,7 @@ class Store(KeywordSearch, VectorRows, EnrichmentRows, StoreFigures):
         try:
             self.db = encryption.connect(path, hexkey=key)
             self.db.set_busy_timeout(5000)
+            self.register_functions(self.db)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")

@@ -22,6 +22,11 @@ def _moved(top: int, since: int | None, *, floor: int, share: int) -> bool:
     return since is None or abs(top - since) > max(floor, since // share)
 
 
+def _lower(value: Any) -> str | None:
+    """SQLite's lower() knows ASCII only; this is Python's (Unicode) lower case of a value as text."""
+    return None if value is None else str(value).lower()
+
+
 def _scalar(db: apsw.Connection, sql: str, params: Sequence[Any] = ()) -> Any:
     row = db.execute(sql, params).fetchone()
     return row[0] if row else None
@@ -42,8 +47,18 @@ class KeywordSearch:
 
     # -- filters ------------------------------------------------------------------------------
     @staticmethod
+    def register_functions(db: apsw.Connection) -> None:
+        """The SQL functions `filter_sql` uses, on one connection."""
+        db.create_scalar_function("dm_lower", _lower, 1, deterministic=True)
+
+    @staticmethod
     def filter_sql(filters: Filters, alias: str = "m") -> tuple[str, list[Any]]:
-        """A WHERE fragment (always valid SQL) and its parameters for the given filters."""
+        """A WHERE fragment (always valid SQL) and its parameters for the given filters.
+
+        The one rule of which memories pass, for every search channel (service/retrieval.py). Text is
+        compared in any case with Python's Unicode lower case (`dm_lower`, registered on each connection
+        by `register_functions`), so "Ørsted" matches `entity:ørsted` and "Éditeur" matches `app:éditeur`.
+        """
         clauses, params = [], []
         if not filters.include_forgotten:
             clauses.append(f"{alias}.forgotten = 0")
@@ -53,8 +68,8 @@ class KeywordSearch:
             clauses.append(f"lower({alias}.source) IN ({','.join('?' * len(filters.sources))})")
             params += [s.lower() for s in filters.sources]
         if filters.apps:
-            clauses.append("(" + " OR ".join(f"lower({alias}.source_app) LIKE ?" for _ in filters.apps) + ")")
-            params += [f"%{a.lower()}%" for a in filters.apps]
+            clauses.append("(" + " OR ".join(f"instr(dm_lower({alias}.source_app), ?) > 0" for _ in filters.apps) + ")")
+            params += [a.lower() for a in filters.apps]
         for tag in filters.tags:
             clauses.append(f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE lower(value) = ?)")
             params.append(tag.lower())
@@ -66,9 +81,9 @@ class KeywordSearch:
             params.append(filters.before.timestamp())
         for ent in filters.entities:  # enrichment entities (issue 3): text contains, optionally of a type
             clauses.append(f"EXISTS (SELECT 1 FROM json_each({alias}.entities) WHERE "
-                           "instr(lower(json_extract(value, '$.text')), ?) > 0"
+                           "instr(dm_lower(json_extract(value, '$.text')), ?) > 0"
                            + (" AND json_extract(value, '$.type') = ?)" if ent.type else ")"))
-            params += [ent.text, ent.type] if ent.type else [ent.text]
+            params += [ent.text.lower(), ent.type] if ent.type else [ent.text.lower()]
         return (" AND ".join(clauses) or "1"), params
 
     def keyword_search(self, match: str, filters: Filters, limit: int) -> list[tuple[str, float]]:
