@@ -13,8 +13,9 @@ from typing import IO, Any
 
 from .. import paths
 from ..core.errors import InvalidInput, StorageError
+from ..core.filter_input import filters_from_fields
 from ..core.models import Hit, Memory, to_iso
-from ..core.query import Filters, parse_date
+from ..core.query import Filters
 from ..core.text import decode, first_line
 from ..engine import folder as folder_files
 from ..engine import lock, records
@@ -91,16 +92,9 @@ def read_stdin() -> str:
 
 
 def filters_from(args: argparse.Namespace) -> Filters:
-    after = before = None
-    if args.after and not (after := parse_date(args.after)):
-        raise InvalidInput(f"--after: not an ISO date: {args.after!r}")
-    if args.before and not (before := parse_date(args.before)):
-        raise InvalidInput(f"--before: not an ISO date: {args.before!r}")
-    return Filters(
-        sources=tuple(s.lower() for s in args.source), apps=tuple(a.lower() for a in args.app),
-        tags=tuple(t.lower().lstrip("#") for t in args.tags), after=after, before=before,
-        pinned_only=args.pinned, include_forgotten=args.include_forgotten,
-    )
+    return filters_from_fields(sources=args.source, apps=args.app, tags=args.tags, after=args.after,
+                               before=args.before, pinned_only=args.pinned,
+                               include_forgotten=args.include_forgotten, name="--{}")
 
 
 def describe(m: Memory, width: int = 70) -> str:

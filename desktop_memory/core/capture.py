@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .text import normalise_tag
+
 OWN_MIME = "application/x-desktop-memory"  # we put this on every copy we make, and skip it on the way in
 
 # Formats a password manager or the OS sets on a copy that must not be kept (value checked where it matters).
@@ -246,7 +248,7 @@ def decide(
         if rule.action == "redact":
             text = re.sub(rule.content, f"[REDACTED:{_slug(rule.name)}]", text, flags=re.IGNORECASE | re.MULTILINE)
         else:
-            tags.append(rule.tag.strip().lstrip("#").lower())
+            tags.append(normalise_tag(rule.tag))
         applied.append(rule.name)
     if len(_PLACEHOLDER.sub("", text).strip()) < limits.min_chars:
         return Decision(False, "nothing left after redaction")

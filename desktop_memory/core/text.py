@@ -67,7 +67,7 @@ def first_line(text: str, width: int = 80) -> str:
 
 def normalise_tag(tag: object) -> str:
     """One tag as stored and filtered on: whitespace collapsed, no leading '#', lower case, at most 64 chars."""
-    return " ".join(str(tag).split()).lstrip("#").strip().lower()[:64]
+    return " ".join(str(tag).split()).lstrip("# ").lower()[:64].rstrip()
 
 
 def clean_tags(tags: Iterable[object]) -> list[str]:

@@ -17,8 +17,9 @@ from pydantic import Field
 
 from .. import __version__
 from ..core.errors import DesktopMemoryError, InvalidInput
+from ..core.filter_input import filters_from_fields
 from ..core.models import Memory, to_iso
-from ..core.query import Filters, parse_date
+from ..core.query import Filters
 from ..core.text import first_line
 from ..engine import failures
 from ..engine.records import Pinned, Tags
@@ -67,14 +68,8 @@ def _memory_brief(m: Memory) -> dict[str, Any]:
 
 def _filters(source: str | None, app: str | None, tag: str | None, after: str | None, before: str | None,
              pinned_only: bool) -> Filters:
-    after_dt = before_dt = None
-    if after and not (after_dt := parse_date(after)):
-        raise InvalidInput(f"after: not an ISO date: {after!r}")
-    if before and not (before_dt := parse_date(before)):
-        raise InvalidInput(f"before: not an ISO date: {before!r}")
-    return Filters(sources=(source.lower(),) if source else (), apps=(app.lower(),) if app else (),
-                   tags=(tag.lower().lstrip("#"),) if tag else (), after=after_dt, before=before_dt,
-                   pinned_only=pinned_only)
+    return filters_from_fields(sources=[source or ""], apps=[app or ""], tags=[tag or ""], after=after,
+                               before=before, pinned_only=pinned_only)
 
 
 def build_server(access: EngineAccess) -> MCPServer:
