@@ -12,10 +12,17 @@ def mem(i: str, content: str = "x", **kw) -> Memory:
 
 
 def test_both_channels_beat_one():
-    memories = {i: mem(i) for i in "abc"}
-    hits = fuse({"a": 5.0, "b": 5.0}, {"a": 0.8, "c": 0.8, "b": 0.1}, memories, now=NOW)
-    assert hits[0].memory.id == "a"
-    assert {"keyword", "semantic", "final"} <= set(hits[0].explain)
+    """`a` is second in each channel alone (b wins on words, c on meaning) and first when both count."""
+    memories = {i: mem(i) for i in "abcd"}
+    keyword = {"b": 6.0, "a": 5.0}
+    semantic = {"c": 0.9, "a": 0.8, "b": 0.1, "d": 0.1}
+    assert [h.memory.id for h in fuse(keyword, {}, memories, now=NOW)][:2] == ["b", "a"]
+    assert [h.memory.id for h in fuse({}, semantic, memories, now=NOW)][:2] == ["c", "a"]
+    hits = fuse(keyword, semantic, memories, now=NOW)
+    assert [h.memory.id for h in hits][:1] == ["a"] and {h.memory.id for h in hits[1:3]} == {"b", "c"}
+    best = hits[0].explain
+    assert best["keyword"] > 0 and best["semantic"] > 0  # both channels gave a its score
+    assert best["final"] > max(h.score for h in hits[1:])
 
 
 def test_personal_signals_are_mild_tie_breakers():

@@ -183,8 +183,18 @@ def test_empty_query_browses_newest_first(fake_service):
 
 @pytest.mark.parametrize("query", ['"', "?", "AND", "NEAR(", "*", "-", "🙂", "東京", "x" * 10_000, "a:b c:d"])
 def test_odd_queries_never_fail(fake_service, query):
-    fake_service.add("some text")
-    fake_service.search(query)
+    """Query syntax typed by a person is text: it neither fails, nor matches everything, nor hides a real word."""
+    for note in ("unrelated grocery list eggs", "dentist on tuesday", "the beta ships in march",
+                 "rotate the staging password", "pasta with garlic"):
+        fake_service.add(note)
+    wanted = fake_service.add("some text").memory
+    alone = fake_service.search(query)
+    assert isinstance(alone, list) and len(alone) < 6
+    assert all(h.explain["keyword_bm25"] == 0 for h in alone)  # no note holds these characters as words
+    for around in (f"{query} text", f"text {query}"):
+        hits = fake_service.search(around)
+        assert hits and hits[0].memory.id == wanted.id, around[:40]
+        assert hits[0].explain["keyword_bm25"] > 0  # found by its word, not only by meaning
 
 
 def test_lifecycle_tag_edit_forget_restore_purge(fake_service):
