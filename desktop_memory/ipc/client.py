@@ -45,7 +45,8 @@ PATIENCE: dict[str, tuple[float, float]] = {
     **dict.fromkeys(("stats", "doctor", "export_records", "export_markdown", "purge", "retention",
                      "erase_everything"), (30.0, 3600.0)),
     **dict.fromkeys(("set_enrichment_model", "verify_enrichment_model"), (30.0, 600.0)),
-    **dict.fromkeys(("enrich", "requeue_enrichment", "retry_failed_enrichment"), (30.0, 3600.0)),
+    **dict.fromkeys(("enrich", "requeue_enrichment", "retry_failed_enrichment", "create_backup", "verify_backup",
+                     "restore_backup", "set_encryption"), (30.0, 3600.0)),
 }
 
 
@@ -191,8 +192,8 @@ def _remote(op: Operation) -> Any:
 
 def _made_local(value: Any, hint: Any) -> Any:
     """A path the caller gave (relative to its own working folder) made absolute before it leaves."""
-    if isinstance(value, str) and value and LOCAL_PATH in getattr(hint, "__metadata__", ()):
-        return str(Path(value).expanduser().resolve())
+    if isinstance(value, str | Path) and str(value) and LOCAL_PATH in getattr(hint, "__metadata__", ()):
+        return Path(value).expanduser().resolve()
     return value
 
 

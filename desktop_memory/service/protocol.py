@@ -142,6 +142,28 @@ class MemoryOperations(Protocol):
         """Every memory as Markdown, in pieces."""
         ...
 
+    # -- backup and encryption ------------------------------------------------------------------
+    def create_backup(self, target: Annotated[Path, LOCAL_PATH], passphrase: str | None, *,
+                      overwrite: bool = False) -> dict[str, Any]:
+        """Write a backup file (encrypted with the passphrase unless it is None); what it holds."""
+        ...
+
+    def verify_backup(self, source: Annotated[Path, LOCAL_PATH], passphrase: str | None) -> dict[str, Any]:
+        """Check a backup file completely without restoring it; what it holds."""
+        ...
+
+    def restore_backup(self, source: Annotated[Path, LOCAL_PATH], passphrase: str | None) -> dict[str, Any]:
+        """Replace every memory with a backup's (checked first; the old database is kept beside)."""
+        ...
+
+    def set_encryption(self, encrypted: bool) -> str:
+        """Encrypt or decrypt the database in place; the new state in a sentence."""
+        ...
+
+    def encryption_status(self) -> str:
+        """Whether the database is encrypted, and with which key, in a sentence."""
+        ...
+
     # -- enrichment -----------------------------------------------------------------------------
     def enrich(self, limit: int) -> EnrichReport:
         """Enrich up to `limit` queued memories now (waits for them)."""

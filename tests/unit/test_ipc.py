@@ -362,6 +362,8 @@ def _examples(service) -> dict[str, object]:
         {"content": "The Lisbon hotel is near", "created_at": "2026-01-01T10:00:00", "replaced_at": "2026-01-02"}]})
     service.import_records([line])
     second = service.search("Lisbon hotel", limit=1)[0].memory
+    made = service.folder.parent / "made.backup"
+    service.create_backup(made, None)
     return {
         "content": "A new note: the standup moved to 9:15", "source": "manual",
         "snapshot": Snapshot("The offsite is in Lisbon on May 12th", {"text/x-probe": b"\x00\xff"}, app="Slack"),
@@ -372,6 +374,8 @@ def _examples(service) -> dict[str, object]:
         "pinned": True, "forgotten": False, "add": ["release", "Q1"], "remove": ["work"], "title": "Beta date",
         "older_than_days": 3650.0, "dry_run": True, "include_forgotten": True, "new": service.settings,
         "path": None, "_second": second.id,
+        "target": service.folder.parent / "new.backup", "passphrase": None, "overwrite": True,
+        "verify_backup.source": made, "restore_backup.source": made, "encrypted": False,
     }
 
 
@@ -380,6 +384,8 @@ def _args_for(op, examples: dict[str, object]) -> dict[str, object]:
     for p in op.signature.parameters.values():
         if p.kind is inspect.Parameter.VAR_KEYWORD:
             kwargs.update({"tags": ["Work"], "importance": 0.7})  # **fields
+        elif (key := f"{op.name}.{p.name}") in examples:  # a name with another meaning in this operation
+            kwargs[p.name] = examples[key]
         elif p.name in examples and examples[p.name] is not None or p.default is inspect.Parameter.empty:
             assert p.name in examples, f"no example argument for {op.name}({p.name}=...)"
             kwargs[p.name] = examples[p.name]
