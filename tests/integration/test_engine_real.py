@@ -40,10 +40,18 @@ def test_unrelated_queries_do_not_return_everything(filled):
 
 
 def test_filters_apply_to_the_semantic_channel_too(filled):
+    """A filter keeps a memory found only by meaning out, and lets such a memory in: never an empty answer."""
     service, ids = filled
+    unfiltered = service.search("cooking dinner", limit=3)
+    assert unfiltered[0].memory.id == ids[2] and unfiltered[0].explain["keyword_bm25"] == 0  # by meaning only
     hits = service.search("cooking dinner", filters=Filters(sources=("clipboard",)))
     assert ids[2] not in [h.memory.id for h in hits]
     assert all(h.memory.source == "clipboard" for h in hits)
+    for source, query, wanted in (("cli", "cooking dinner", ids[2]), ("clipboard", "tooth doctor visit", ids[3])):
+        hits = service.search(query, filters=Filters(sources=(source,)), limit=3)
+        assert hits and hits[0].memory.id == wanted, (query, [h.memory.content for h in hits])
+        assert hits[0].explain["keyword_bm25"] == 0 and hits[0].explain["semantic_cosine"] > 0.2
+        assert all(h.memory.source == source for h in hits)
 
 
 def test_near_duplicate_is_related_and_both_kept_with_the_real_model(real_service):
