@@ -193,7 +193,8 @@ def _remote(op: Operation) -> Any:
 def _made_local(value: Any, hint: Any) -> Any:
     """A path the caller gave (relative to its own working folder) made absolute before it leaves."""
     if isinstance(value, str | Path) and str(value) and LOCAL_PATH in getattr(hint, "__metadata__", ()):
-        return Path(value).expanduser().resolve()
+        where = Path(value).expanduser().resolve()
+        return where if isinstance(value, Path) else str(where)
     return value
 
 
