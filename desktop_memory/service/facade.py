@@ -17,7 +17,7 @@ from ..core.capture import CaptureResult, Snapshot
 from ..core.context import Context
 from ..core.models import Hit, Memory, Version
 from ..core.query import Filters
-from ..core.ranking import RankingParams
+from ..core.ranking import SIMILAR_CAP, RankingParams
 from ..engine import records
 from ..engine.embed import Embedder
 from ..engine.enrichment import Enricher, EnrichReport
@@ -176,6 +176,14 @@ class MemoryService:
     def versions(self, memory_id: str) -> list[Version]:
         """The earlier texts of a memory (replaced by a longer capture or a restore), oldest first."""
         return self.lifecycle.versions(memory_id)
+
+    def family(self, memory_id: str) -> list[Memory]:
+        """A memory's look-alikes (the family it was stored in), newest first; [] when it has none."""
+        memory = self.lifecycle.get(memory_id)
+        if memory.family_id is None:
+            return []
+        members = self.store.family_members([memory.family_id], SIMILAR_CAP + 1).get(memory.family_id, [])
+        return [m for m in members if m.id != memory.id][:SIMILAR_CAP]
 
     def restore_version(self, memory_id: str, seq: int) -> Memory:
         """Make an earlier text current again; the current text becomes a version (nothing is lost)."""

@@ -78,6 +78,10 @@ class MemoryOperations(Protocol):
         """The earlier texts of a memory, oldest first."""
         ...
 
+    def family(self, memory_id: str) -> list[Memory]:
+        """A memory's look-alikes (the family it was stored in, issue 15), newest first; [] when it has none."""
+        ...
+
     # -- changing memories ----------------------------------------------------------------------
     def restore_version(self, memory_id: str, seq: int) -> Memory:
         """Bring an earlier text back (the current one becomes a version)."""
