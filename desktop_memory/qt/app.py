@@ -6,6 +6,7 @@ through the bridge's one thread over the engine socket, so Chroma holding the GI
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import os
@@ -34,6 +35,7 @@ from .queue_watch import QueueWatch
 from .search_window import SearchWindow
 from .settings_window import SettingsWindow
 from .tray import Tray, icon
+from .welcome import WelcomeWindow
 
 log = logging.getLogger(__name__)
 PROG = "desktop-memory"
@@ -81,6 +83,7 @@ class DesktopApp(QObject):
         self._hotkey_problems: dict[str, str] = {}
         self._settings_problem: str | None = None  # the damaged settings.json last told about
         self._index_told = ""  # the vector index repair last told about
+        self.welcome: WelcomeWindow | None = None
         self.instance = single_instance.InstanceServer(single_instance.server_name(data_dir), self)
         self._resume = QTimer(self, singleShot=True, timeout=self.resume_capture)
         self.queue_watch = QueueWatch(lambda: connect(data_dir), self)  # the queue's length, pushed by the engine
@@ -132,11 +135,11 @@ class DesktopApp(QObject):
             log.info("tray icon shown (system tray available: True)")
 
     def _opened(self) -> None:
-        log.info("engine ready: %s", self.data_dir)
-        self._set_engine_state("ready")
+        log.info("engine open: %s", self.data_dir)
+        self._set_engine_state("preparing")  # the search model loads (the first start also converts it)
         self.bridge.submit(lambda s: s.settings, self._first_settings)
         self.bridge.submit(lambda s: s.search("warm up", limit=1, record_access=False),  # load the model now
-                           lambda _: log.info("embedding model loaded"))
+                           self._prepared, self._prepared)
         self.bridge.submit(lambda s: s.index_status(), self._index_checked)  # after the warm-up opened the index
         self._start_enrichment()
 
@@ -146,10 +149,36 @@ class DesktopApp(QObject):
             self._index_told = status["message"]
             self.notify(status["message"])
 
+    def _prepared(self, result: object) -> None:
+        """The warm-up search is done (the model is loaded): the tray says ready only now."""
+        if isinstance(result, str):  # it failed: the engine still answers (keywords at least); say why once
+            self.notify(result)
+        else:
+            log.info("embedding model loaded")
+        if self.engine_state == "preparing":
+            self._set_engine_state("ready")
+
     def _first_settings(self, settings: Settings) -> None:
         """The engine is open and its settings applied (the clipboard watcher, the hotkeys): ready."""
         self._settings_loaded(settings)
         self.engine_ready.emit()
+        if not settings.welcome_shown and not settings.problem:
+            self.show_welcome(settings)
+
+    def show_welcome(self, settings: Settings) -> None:
+        """The first start's welcome, once: remembered in settings.json (read, changed and written by the
+        engine in one job, so a save from the settings window is not undone)."""
+        self.welcome = WelcomeWindow(settings, self.data_dir)
+        self.welcome.search_requested.connect(self.search.show_and_focus)
+        self.welcome.show_centred()
+
+        def remember(s: MemoryService) -> Settings:
+            return s.save_settings(dataclasses.replace(s.settings, welcome_shown=True))
+
+        def remembered(new: Settings) -> None:
+            self.settings_window.current = dataclasses.replace(self.settings_window.current, welcome_shown=True)
+
+        self.bridge.submit(remember, remembered, lambda _m: None)
 
     def _start_enrichment(self) -> None:
         """Background enrichment (llama.cpp on its own thread, owned by the engine) while the app runs."""

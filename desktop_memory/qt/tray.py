@@ -13,8 +13,11 @@ from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 from ..core.capture import CaptureEvent
 from . import display
 
-STATES = ("ready", "paused", "working", "starting", "restarting", "stopped")
+STATES = ("ready", "paused", "working", "starting", "preparing", "restarting", "stopped")
+ICONS = {"preparing": "starting"}  # states drawn with another state's icon
 TIPS = {"ready": "desktop-memory: ready", "paused": "desktop-memory: capture paused",
+        "preparing": "desktop-memory: preparing the search model (the first start takes up to a minute; "
+                     "copies are saved meanwhile)",
         "working": "desktop-memory: working on its queue",
         "starting": "desktop-memory: starting the memory engine",
         "restarting": "desktop-memory: restarting the memory engine (copies wait and are saved after)",
@@ -49,7 +52,7 @@ class Tray(QObject):
         super().__init__(parent)
         self.state = "ready"
         self.last: CaptureEvent | None = None
-        self.icons = {s: icon(s) for s in STATES}
+        self.icons = {s: icon(ICONS.get(s, s)) for s in STATES}
         self.menu = QMenu()
         self.retry_action = QAction("&Retry starting the memory engine", self)
         self.retry_action.triggered.connect(self.retry_requested.emit)
@@ -95,7 +98,8 @@ class Tray(QObject):
             action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
 
     def set_state(self, *, paused: bool, working: bool, engine: str = "ready") -> None:
-        """The engine's state wins (starting, restarting, stopped); with it ready: working, paused or ready."""
+        """The engine's state wins (starting, preparing, restarting, stopped); with it ready: working, paused
+        or ready."""
         if engine != "ready":
             self.state = engine
         else:

@@ -30,10 +30,12 @@ def desktop(qtbot, tmp_path: Path, monkeypatch, request):
     monkeypatch.setattr("desktop_memory.qt.app.QApplication.exit", lambda *a: None)  # the test owns the loop
     if "watching" not in request.keywords:  # only the watcher's own tests let it capture by itself
         (tmp_path / "data").mkdir(parents=True, exist_ok=True)
-        (tmp_path / "data" / "settings.json").write_text('{"capture_enabled": false}', encoding="utf-8")
+        (tmp_path / "data" / "settings.json").write_text('{"capture_enabled": false, "welcome_shown": true}',
+                                                         encoding="utf-8")
     app = DesktopApp(tmp_path / "data", opener=lambda folder: MemoryService(folder, embedder=FakeEmbedder()))
     with qtbot.waitSignal(app.engine_ready, timeout=20_000):
         assert app.start()
+    qtbot.waitUntil(lambda: app.engine_state == "ready", timeout=20_000)  # the model warmed up
     qtbot.addWidget(app.search)
     qtbot.addWidget(app.settings_window)
     yield app
@@ -184,7 +186,8 @@ def hosted(qtbot, tmp_path: Path, monkeypatch):
     """The app with its real engine host process (no opener), capture off; notices and engine states recorded."""
     monkeypatch.setattr("desktop_memory.qt.app.QApplication.exit", lambda *a: None)  # the test owns the loop
     (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "settings.json").write_text('{"capture_enabled": false}', encoding="utf-8")
+    (tmp_path / "data" / "settings.json").write_text('{"capture_enabled": false, "welcome_shown": true}',
+                                                     encoding="utf-8")
     app = DesktopApp(tmp_path / "data")
     qtbot.addWidget(app.search)
     qtbot.addWidget(app.settings_window)
@@ -194,6 +197,7 @@ def hosted(qtbot, tmp_path: Path, monkeypatch):
     app.engine_state_changed.connect(lambda state: app.states.append((state, app.tray.state)))
     with qtbot.waitSignal(app.engine_ready, timeout=120_000):
         assert app.start()
+    qtbot.waitUntil(lambda: app.engine_state == "ready", timeout=120_000)  # the model warmed up
     yield app
     app.quit()
 
@@ -233,7 +237,8 @@ def test_the_engine_runs_in_its_own_process_and_comes_back_after_a_kill(qtbot, h
     app = hosted
     host_pid = app.host.pid
     assert host_pid is not None and host_pid != os.getpid()
-    assert app.states[:2] == [("starting", "starting"), ("ready", "ready")] and app.tray.state == "ready"
+    assert app.states[:3] == [("starting", "starting"), ("preparing", "preparing"), ("ready", "ready")]
+    assert app.tray.state == "ready"
     copy_and_capture(app, "The offsite is in Lisbon on May 12th")
     qtbot.waitUntil(lambda: app.notices == ["Saved"], timeout=30_000)
     app.open_settings()
@@ -248,9 +253,9 @@ def test_the_engine_runs_in_its_own_process_and_comes_back_after_a_kill(qtbot, h
     killed = time.monotonic()
     for n, place in enumerate(("Porto", "Braga", "Faro"), 1):  # copies while the engine is down or restarting
         copy_and_capture(app, f"Copied while the engine was down ({n}): the train to {place} leaves at 9")
-    qtbot.waitUntil(lambda: len(app.states) == 4, timeout=30_000)
+    qtbot.waitUntil(lambda: len(app.states) == 5, timeout=30_000)
     assert time.monotonic() - killed < 5.0
-    assert app.states[2:] == [("restarting", "restarting"), ("ready", READY)]
+    assert app.states[3:] == [("restarting", "restarting"), ("ready", READY)]
     assert app.host.pid not in (None, host_pid)
     qtbot.waitUntil(lambda: len(app.notices) == 6, timeout=30_000)
     assert sorted(app.notices[2:]) == ["Saved", "Saved", "Saved", "The memory engine restarted; nothing was lost."]
@@ -298,7 +303,7 @@ def test_an_engine_that_cannot_restart_is_reported_once_and_retried_on_request(
     monkeypatch.setattr(spawn, "command", lambda *a, **k: broken)
     os.kill(app.host.pid, signal.SIGKILL)
     qtbot.waitUntil(lambda: app.tray.state == "stopped", timeout=30_000)
-    assert app.states[2:] == [("restarting", "restarting"), ("stopped", "stopped")]
+    assert app.states[3:] == [("restarting", "restarting"), ("stopped", "stopped")]
     assert app.notices == ["The memory engine could not start: the data folder is damaged. "
                            "Click here or use Retry in the tray menu."]
     assert "stopped" in app.tray.icon.toolTip() and app.tray.retry_action.isVisible()
@@ -398,7 +403,7 @@ def test_a_vector_index_rebuilt_at_start_is_told_once(qtbot, tmp_path: Path, mon
         for i in range(40):
             service.add(f"Invoice INV-{3100 + i} for Fabrikam: {i + 2} units of part QX-{i * 7}, due {i % 28 + 1} May")
     shutil.rmtree(folder / "vectors")  # lost (a crash, a sync tool): the database still has every vector
-    (folder / "settings.json").write_text('{"capture_enabled": false}', encoding="utf-8")
+    (folder / "settings.json").write_text('{"capture_enabled": false, "welcome_shown": true}', encoding="utf-8")
     app, notices = started_with_notices(qtbot, folder)
     try:
         qtbot.waitUntil(lambda: any("vector index" in n for n in notices), timeout=20_000)
@@ -469,3 +474,54 @@ def test_captures_are_quiet_unless_they_need_attention_and_recent_times_stay_tru
     clipboard.setText("Standup moved to 9:30 from Monday on, same room")
     qtbot.waitUntil(lambda: len(notices) == 3, timeout=10_000)
     assert notices[2] == "Saved"
+
+
+class SlowFirstEmbedder(FakeEmbedder):
+    """Loading the model takes a while on the first start: the first encode waits for the test's gate."""
+
+    def __init__(self, gate: threading.Event) -> None:
+        self.gate = gate
+
+    def encode(self, texts, batch_size: int = 64):  # type: ignore[no-untyped-def]
+        assert self.gate.wait(30)
+        return super().encode(texts, batch_size)
+
+
+def test_the_first_start_welcomes_once_and_the_tray_is_truthful_while_the_model_prepares(
+        qtbot, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr("desktop_memory.qt.app.QApplication.exit", lambda *a: None)
+    folder = tmp_path / "data"
+    gate = threading.Event()
+    app = DesktopApp(folder, opener=lambda f: MemoryService(f, embedder=SlowFirstEmbedder(gate)))
+    qtbot.addWidget(app.search)
+    qtbot.addWidget(app.settings_window)
+    try:
+        with qtbot.waitSignal(app.engine_ready, timeout=20_000):
+            assert app.start()
+        qtbot.wait(300)
+        assert app.engine_state == "preparing" and app.tray.state == "preparing"  # not "ready" meanwhile
+        assert "ready" not in app.tray.icon.toolTip() and "preparing" in app.tray.icon.toolTip()
+        qtbot.waitUntil(lambda: app.welcome is not None and app.welcome.isVisible(), timeout=10_000)
+        text = app.welcome.text.text()
+        for fact in ("Ctrl+Alt+M", "Ctrl+Alt+C", "password manager", "private browsing", str(folder),
+                     "nothing is sent"):
+            assert fact in text, fact
+        gate.set()
+        qtbot.waitUntil(lambda: app.tray.state == "ready", timeout=20_000)
+        assert app.tray.icon.toolTip().startswith("desktop-memory: ready")
+        app.search.hide()
+        app.welcome.open_search.click()
+        assert app.search.isVisible() and not app.welcome.isVisible()
+        qtbot.waitUntil(lambda: '"welcome_shown": true' in (folder / "settings.json").read_text(), timeout=10_000)
+    finally:
+        app.quit()
+    again = DesktopApp(folder, opener=lambda f: MemoryService(f, embedder=FakeEmbedder()))
+    qtbot.addWidget(again.search)
+    qtbot.addWidget(again.settings_window)
+    try:
+        with qtbot.waitSignal(again.engine_ready, timeout=20_000):
+            assert again.start()
+        qtbot.wait(300)
+        assert again.welcome is None  # once only
+    finally:
+        again.quit()
