@@ -11,6 +11,8 @@ still ties one layer to another). The rules:
   engine/ only: whoever else touches them reaches into the engine's internals.
 - The front ends (cli, mcp, qt, smoke) use core/, the service (its protocol) and ipc; of engine/ only
   the modules in FRONT_END_ENGINE_ALLOWED.
+- Only engine/ runs SQL: no `.execute(` / `.executemany(` and no store's `.db` outside it (the service
+  asks the Store for what it needs).
 
 Not covered: imports by string (`importlib.import_module("...")`, PyInstaller hidden imports).
 """
@@ -143,6 +145,19 @@ def _engine_module(inside: str) -> str:
     return ".".join(inside.split(".")[:2])
 
 
+def sql_outside_engine(root: Path) -> list[str]:
+    """`module:line` of every SQL call (`.execute`, `.executemany`) or `.db` use outside engine/."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        module = _module_name(path, root)
+        if _layer(module) == "engine":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Attribute) and node.attr in ("execute", "executemany", "db"):
+                found.append(f"{module}:{node.lineno} .{node.attr}")
+    return found
+
+
 def violations(root: Path) -> list[Violation]:
     """Every import in the package at `root` that crosses a layer boundary."""
     package = root.name
@@ -200,7 +215,17 @@ def test_the_checker_reports_a_crafted_violation(tmp_path, rel, text, expected):
     assert [(v.importer, v.imported) for v in found] == [expected]
 
 
+def test_the_sql_checker_reports_sql_outside_the_engine(tmp_path):
+    root = _fake_package(tmp_path, {**CLEAN, "service/stats.py": "def n(s):\n    return s.store.db.execute('x')\n",
+                                    "engine/ok.py": "def n(db):\n    return db.execute('x')\n"})
+    assert sql_outside_engine(root) == ["service.stats:2 .execute", "service.stats:2 .db"]
+
+
 # -- the real tree -----------------------------------------------------------------------------------
+def test_only_the_engine_runs_sql():
+    assert sql_outside_engine(ROOT) == []
+
+
 def test_the_layers_hold():
     found = {(v.importer, v.imported): v.rule for v in violations(ROOT)}
     new = {f"{a} -> {b}: {rule}" for (a, b), rule in found.items() if (a, b) not in KNOWN_VIOLATIONS}
