@@ -1,27 +1,25 @@
-"""Screenshots of the search window, the preview and the settings window for docs/screenshots/.
+"""Screenshots of the real app's windows for README.md and docs/screenshots/, light and dark.
 
     bash scripts/with-desktop.sh .venv/bin/python -m tests.gui.make_screenshots
 
-Runs the real engine on a temporary data folder under the X server of the desktop session.
+Runs the real engine (and the real embedding model) on a temporary data folder under the X server of the
+desktop session, and writes NAME-light.png and NAME-dark.png for the search panel, the preview, the
+settings dialog, the first-start welcome and the tray menu. Each theme runs in a process of its own (a
+palette is read when windows are built).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QEventLoop, Qt, QTimer
-from PySide6.QtWidgets import QApplication, QWidget
-
-from desktop_memory.qt.bridge import EngineBridge
-from desktop_memory.qt.search_window import SearchWindow
-from desktop_memory.qt.settings_window import SettingsWindow
-from desktop_memory.service import MemoryService
-
 OUT = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+THEMES = ("light", "dark")
 DEMO = [
     ("Decision: the beta ships on March 3rd; Priya owns the release notes and the changelog.", "clipboard",
      "slack", ["work"], True),
@@ -29,20 +27,47 @@ DEMO = [
      "smoke test on a clean VM, then tag v0.9.0.", "hotkey", "firefox", ["work", "release"], False),
     ("To rotate the staging database password run: make rotate-db ENV=staging", "clipboard", "terminal",
      ["infra"], False),
-    ("Pasta recipe: boil 100 g spaghetti 9 minutes, toss with garlic, olive oil and chili.", "manual", "",
-     [], False),
+    ("def release_notes(tag: str) -> str:\n    \"\"\"The changelog entries since the last release tag.\"\"\"\n"
+     "    return run(['git', 'log', f'{tag}..HEAD', '--oneline'])", "clipboard", "code", ["release"], False),
+    ("https://github.com/example/app/releases/tag/v0.8.2 - release notes of the previous beta", "clipboard",
+     "firefox", [], False),
+    ("Hi Priya, the release build for the beta is green; can you send the notes to the beta list today? "
+     "Thanks, Marco", "clipboard", "thunderbird", ["work"], False),
     ("Retro notes: the release slipped a week because the installer signing certificate expired.", "clipboard",
      "obsidian", ["work"], False),
+    ("Pasta recipe: boil 100 g spaghetti 9 minutes, toss with garlic, olive oil and chili.", "manual", "",
+     [], False),
 ]
 
 
+def dark_palette():  # type: ignore[no-untyped-def]
+    """A dark palette like a desktop's dark theme (Fusion draws with it)."""
+    from PySide6.QtGui import QColor, QPalette
+
+    pal = QPalette()
+    roles = QPalette.ColorRole
+    for role, colour in ((roles.Window, "#2b2b2e"), (roles.WindowText, "#e8e8ea"), (roles.Base, "#1f1f22"),
+                         (roles.AlternateBase, "#2b2b2e"), (roles.ToolTipBase, "#2b2b2e"),
+                         (roles.ToolTipText, "#e8e8ea"), (roles.Text, "#e8e8ea"), (roles.Button, "#35353a"),
+                         (roles.ButtonText, "#e8e8ea"), (roles.BrightText, "#ff6b6b"), (roles.Link, "#6ea8fe"),
+                         (roles.Highlight, "#3d6fd6"), (roles.HighlightedText, "#ffffff"),
+                         (roles.PlaceholderText, "#9a9aa0"), (roles.Mid, "#55555c"), (roles.Dark, "#18181a"),
+                         (roles.Light, "#45454c"), (roles.Midlight, "#3a3a40"), (roles.Shadow, "#000000")):
+        pal.setColor(role, QColor(colour))
+    for role in (roles.Text, roles.WindowText, roles.ButtonText):
+        pal.setColor(QPalette.ColorGroup.Disabled, role, QColor("#77777d"))
+    return pal
+
+
 def settle(ms: int = 300) -> None:
+    from PySide6.QtCore import QEventLoop, QTimer
+
     loop = QEventLoop()
     QTimer.singleShot(ms, loop.quit)
     loop.exec()
 
 
-def wait_until(condition, timeout_s: float = 120) -> None:
+def wait_until(condition, timeout_s: float = 180) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout_s
     while not condition():
         if time.monotonic() > deadline:
@@ -50,46 +75,96 @@ def wait_until(condition, timeout_s: float = 120) -> None:
         settle(50)
 
 
-def shoot(widget: QWidget, name: str) -> None:
+def shoot(widget, name: str, theme: str) -> None:  # type: ignore[no-untyped-def]
     settle()
-    widget.grab().save(str(OUT / name))
-    print(f"wrote {OUT / name}")
+    target = OUT / f"{name}-{theme}.png"
+    widget.grab().save(str(target))
+    print(f"wrote {target}", flush=True)
 
 
-def main() -> int:
-    app = QApplication(sys.argv[:1])  # noqa: F841 - kept alive for the whole run
-    folder = Path(tempfile.mkdtemp(prefix="screenshots-"))
+def fill(folder: Path) -> None:
+    from desktop_memory.service import MemoryService
+
     lines = [json.dumps({"content": c, "source": s, "source_app": a, "tags": t, "pinned": p,
-                         "created_at": f"2026-0{2 + i % 3}-1{i}T10:0{i}:00"}) for i, (c, s, a, t, p) in enumerate(DEMO)]
+                         "created_at": f"2026-11-{10 + i}T10:0{i}:00"}) for i, (c, s, a, t, p) in enumerate(DEMO)]
     with MemoryService(folder) as service:
         service.import_records(lines)
+
+
+def run_theme(theme: str, folder: Path) -> int:
+    """Shoot every window in one theme (this process builds its windows with that palette)."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtWidgets import QApplication
+
+    from desktop_memory.engine.settings import Settings
+    from desktop_memory.qt.bridge import EngineBridge
+    from desktop_memory.qt.search_window import SearchWindow
+    from desktop_memory.qt.settings_window import SettingsWindow
+    from desktop_memory.qt.tray import Tray
+    from desktop_memory.qt.welcome import WelcomeWindow
+    from desktop_memory.service import MemoryService
+
+    app = QApplication(sys.argv[:1])
+    app.setStyle("Fusion")
+    if theme == "dark":
+        app.setPalette(dark_palette())
     bridge = EngineBridge(lambda: MemoryService(folder))
     ready: list[bool] = []
     bridge.opened.connect(lambda: ready.append(True))
     bridge.start()
     wait_until(lambda: bool(ready))
-    OUT.mkdir(parents=True, exist_ok=True)
+    settings = Settings.load(folder)
 
-    search = SearchWindow(bridge, service.settings)
+    search = SearchWindow(bridge, settings)
     finished: list[str] = []
     search.search_finished.connect(lambda q, n: finished.append(q))
     search.show_and_focus()
     search.query.setText("beta release")
     wait_until(lambda: finished and finished[-1] == "beta release")
+    settle(600)
     search.list.selectionModel().select(search.model.index(1), search.list.selectionModel().SelectionFlag.Select)
-    shoot(search, "search.png")
+    shoot(search, "search", theme)
     search.list.setCurrentIndex(search.model.index(0))
     search.open_preview()
-    shoot(search, "preview.png")
+    shoot(search, "preview", theme)
+    search.hide()
 
-    settings = SettingsWindow(bridge, folder)
-    settings.show_settings(service.settings)
-    settings.ignore_patterns.setPlainText("^\\d{6}$")
-    settings.ignore_apps.setPlainText("keepassxc")
-    settings.adjustSize()
-    shoot(settings, "settings.png")
-    search.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    window = SettingsWindow(bridge, folder)
+    window.show_settings(settings)
+    window.ignore_patterns.setPlainText("^\\d{6}$")
+    window.ignore_apps.setPlainText("keepassxc")
+    shoot(window, "settings", theme)
+    window.tabs.setCurrentIndex(1)
+    shoot(window, "settings-capture", theme)
+    window.hide()
+
+    welcome = WelcomeWindow(settings, Path.home() / ".local/share/desktop-memory")
+    welcome.show_centred()
+    shoot(welcome, "welcome", theme)
+    welcome.hide()
+
+    tray = Tray()
+    tray.set_hotkeys({"search": settings.hotkey_search, "capture": settings.hotkey_capture,
+                      "selection": settings.hotkey_selection})
+    tray.menu.popup(QPoint(400, 200))
+    shoot(tray.menu, "tray-menu", theme)
+    tray.menu.hide()
     bridge.stop()
+    return 0
+
+
+def main() -> int:
+    if len(sys.argv) > 2 and sys.argv[1] == "--theme":
+        return run_theme(sys.argv[2], Path(sys.argv[3]))
+    OUT.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="screenshots-"))
+    fill(folder)
+    env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}
+    for theme in THEMES:
+        done = subprocess.run([sys.executable, "-m", "tests.gui.make_screenshots", "--theme", theme, str(folder)],
+                              env=env, timeout=600)
+        if done.returncode:
+            return done.returncode
     return 0
 
 
