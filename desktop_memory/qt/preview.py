@@ -3,6 +3,7 @@ versions of a capture that a longer one extended (each restorable)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 import json
 
@@ -19,9 +20,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.models import Memory, Version, to_iso
+from ..core.models import Memory, Version
 from ..core.text import first_line
-from . import display
+from . import display, kinds
+from .result_row import secondary
+
+
+def local_time(ts: float | None) -> str:
+    """A moment in the person's own time zone: 'Tue 24 Nov 2026, 06:05 CET' (never UTC unless they live there)."""
+    if not ts:
+        return ""
+    when = dt.datetime.fromtimestamp(ts).astimezone()
+    return f"{when.strftime('%a')} {when.day} {when.strftime('%b %Y, %H:%M')} {when.tzname() or ''}".rstrip()
 
 
 class PreviewPane(QWidget):
@@ -70,7 +80,7 @@ class PreviewPane(QWidget):
         vrow.addWidget(self.restore_button, 0, Qt.AlignmentFlag.AlignRight)
         self.versions_row.hide()
         hint = QLabel("Esc or Left: back to the results · Ctrl+S: save")
-        hint.setEnabled(False)
+        hint.setStyleSheet(f"color: {secondary(hint.palette()).name()};")
         row = QHBoxLayout()
         row.addWidget(hint, 1)
         row.addWidget(self.save_button)
@@ -90,6 +100,10 @@ class PreviewPane(QWidget):
         self.memory = m
         self.title.setText(display.title_of(m))
         self.editor.blockSignals(True)
+        code = kinds.kind_of(m) == "code"
+        self.editor.setFont(kinds.monospace(self.font()) if code else self.font())
+        self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap if code
+                                    else QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.editor.setPlainText(m.content)
         self.editor.blockSignals(False)
         self.save_button.setEnabled(False)
@@ -98,7 +112,9 @@ class PreviewPane(QWidget):
             ("Summary", m.summary or "none yet"),
             ("Entities", entities),
             ("Source", display.origin(m) + (f" · {m.source_url}" if m.source_url else "")),
-            ("Created", (to_iso(m.created_at) or "")[:19].replace("T", " ") + " UTC"),
+            ("Created", local_time(m.created_at)),
+            *([("Changed", local_time(m.updated_at))] if m.updated_at and m.updated_at - m.created_at > 60 else []),
+            *([("Last used", local_time(m.accessed_at))] if m.accessed_at else []),
             ("Tags", " ".join(f"#{t}" for t in m.tags) or "none"),
             ("Importance", f"{m.importance:.2f}" + (" · pinned" if m.pinned else "")),
             ("Id", m.id),
@@ -114,7 +130,7 @@ class PreviewPane(QWidget):
             return
         self.versions.clear()
         for v in reversed(versions):
-            when = (to_iso(v.created_at) or "")[:16].replace("T", " ")
+            when = local_time(v.created_at)
             item = QListWidgetItem(f"{when}  {first_line(v.content, 80)}")
             item.setData(Qt.ItemDataRole.UserRole, v.seq)
             item.setToolTip(v.content[:2000])

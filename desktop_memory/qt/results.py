@@ -1,13 +1,11 @@
 """The list of search results: a model over Memory objects and a delegate that draws each one.
 
 A result that stands for look-alike memories (a family, see docs/architecture.md "Searching") shows
-"+N similar"; expanding it (Ctrl+Right, or a click on that link) inserts the members as rows of their own
+"+N similar"; expanding it (Ctrl+Right, or a click on that label) inserts the members as rows of their own
 under it, selectable like any other row; collapsing (Ctrl+Left) takes them out again."""
 
 from __future__ import annotations
 
-import html as html_
-from collections import OrderedDict
 from typing import Any
 
 from PySide6.QtCore import (
@@ -15,22 +13,21 @@ from PySide6.QtCore import (
     QEvent,
     QModelIndex,
     QPersistentModelIndex,
-    QPointF,
     QRectF,
     QSize,
     Qt,
     Signal,
 )
-from PySide6.QtGui import QAbstractTextDocumentLayout, QMouseEvent, QPalette, QTextDocument
-from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from ..core.models import Memory
-from . import display
+from . import display, kinds
+from .result_row import RowPainter
 
 MemoryRole = Qt.ItemDataRole.UserRole + 1
 SimilarRole = Qt.ItemDataRole.UserRole + 2  # (look-alikes behind this row, expanded?) or None
 MemberRole = Qt.ItemDataRole.UserRole + 3  # True for a look-alike shown under its result
-SIMILAR_LINK = "similar"
 AnyIndex = QModelIndex | QPersistentModelIndex
 
 
@@ -61,7 +58,9 @@ class ResultsModel(QAbstractListModel):
             return m.id in self.members
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
             more = f", {len(self.similar[m.id])} similar" if self.similar.get(m.id) and m.id not in self.members else ""
-            return f"{display.title_of(m)} — {display.origin(m)}, {display.relative_time(m.created_at)}{more}"
+            state = ", forgotten (Delete restores it)" if m.forgotten else ", pinned" if m.pinned else ""
+            return (f"{kinds.kind_of(m)}: {display.title_of(m)} — {display.origin(m)}, "
+                    f"{display.relative_time(m.created_at)}{state}{more}")
         if role == Qt.ItemDataRole.ToolTipRole:
             return m.id
         return None
@@ -138,77 +137,40 @@ class ResultsModel(QAbstractListModel):
 
 
 class ResultDelegate(QStyledItemDelegate):
-    """Draws a result: marks and title, a snippet with matched words in bold, source, app and date;
-    "+N similar" (a link that expands the row) when look-alikes are grouped under it."""
+    """Draws a result (see result_row.py); every row has the same height, from the fonts alone.
+    A click on "+N similar" expands (or collapses) the row's look-alikes."""
 
-    PADDING = 6
     INDENT = 22  # a look-alike shown under its result
-    similar_clicked = Signal(int)  # the row whose "+N similar" link was clicked
-    CACHED = 128  # laid-out rows kept: sizeHint and paint of one row, and repaints, reuse one document
+    similar_clicked = Signal(int)  # the row whose "+N similar" was clicked
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
-        self._docs: OrderedDict[tuple[str, str, int], QTextDocument] = OrderedDict()
+        self._rows: RowPainter | None = None
 
-    def _document(self, option: QStyleOptionViewItem, index: AnyIndex) -> QTextDocument:
-        m: Memory = index.data(MemoryRole)
-        query = index.model().query if isinstance(index.model(), ResultsModel) else ""
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        palette = option.palette
-        text = palette.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text)
-        dim = text if selected else palette.color(QPalette.ColorRole.PlaceholderText)
-        tags = " ".join(f"#{t}" for t in m.tags)
-        marks = display.marks(m)
-        meta = " · ".join(p for p in (display.origin(m), display.relative_time(m.created_at), tags) if p)
-        similar = index.data(SimilarRole)
-        link = ""
-        if similar:
-            others, open_ = similar
-            label = f"− {len(others)} similar (Ctrl+←)" if open_ else f"+{len(others)} similar (Ctrl+→)"
-            link = f" · <a href='{SIMILAR_LINK}' style='color:{text.name()}'>{html_.escape(label)}</a>"
-        title = display.title_of(m)
-        rest = m.content if m.title else display.after_title(m.content, title)
-        body = f"{display.snippet_html(rest, query)}<br>" if rest.strip() else ""
-        head = html_.escape(title)
-        html = (
-            f"<div style='color:{text.name()}'><b>{(marks + ' ') if marks else ''}{head}</b><br>{body}"
-            f"<small style='color:{dim.name()}'>{html_.escape(meta)}{link}</small></div>"
-        )
-        width = option.rect.width()
-        if width <= 0 and option.widget is not None:
-            width = option.widget.viewport().width()  # sizeHint gets no rect
-        key = (html, option.font.key(), max(100, width - 2 * self.PADDING - self._indent(index)))
-        doc = self._docs.get(key)
-        if doc is not None:
-            self._docs.move_to_end(key)
-            return doc
-        doc = QTextDocument()
-        doc.setDefaultFont(option.font)
-        doc.setDocumentMargin(0)
-        doc.setHtml(html)
-        doc.setTextWidth(key[2])
-        self._docs[key] = doc
-        if len(self._docs) > self.CACHED:
-            self._docs.popitem(last=False)
-        return doc
+    def rows(self, option: QStyleOptionViewItem) -> RowPainter:
+        if self._rows is None or self._rows.font != option.font:
+            self._rows = RowPainter(option.font)
+        return self._rows
 
     def paint(self, painter: Any, option: QStyleOptionViewItem, index: AnyIndex) -> None:
-        opt = QStyleOptionViewItem(option)
-        self.initStyleOption(opt, index)
-        opt.text = ""
-        style = opt.widget.style() if opt.widget else QApplication.style()
-        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
-        doc = self._document(option, index)
-        painter.save()
-        painter.translate(option.rect.left() + self.PADDING + self._indent(index), option.rect.top() + self.PADDING)
-        ctx = QAbstractTextDocumentLayout.PaintContext()
-        ctx.clip = QRectF(0, 0, option.rect.width(), option.rect.height())
-        doc.documentLayout().draw(painter, ctx)
-        painter.restore()
+        m: Memory = index.data(MemoryRole)
+        view = option.widget
+        query = index.model().query if isinstance(index.model(), ResultsModel) else ""
+        state = option.state
+        current = view is not None and view.currentIndex() == index
+        dpr = view.devicePixelRatioF() if view is not None else 1.0
+        self.rows(option).paint(
+            painter, option.rect, option.palette, m, query, selected=bool(state & QStyle.StateFlag.State_Selected),
+            current=current, hovered=bool(state & QStyle.StateFlag.State_MouseOver), indent=self._indent(index),
+            similar=index.data(SimilarRole), dpr=dpr)
 
     def sizeHint(self, option: QStyleOptionViewItem, index: AnyIndex) -> QSize:
-        doc = self._document(option, index)
-        return QSize(int(doc.idealWidth()), int(doc.size().height()) + 2 * self.PADDING)
+        return QSize(200, self.rows(option).row_height)
+
+    def similar_rect(self, option: QStyleOptionViewItem, index: AnyIndex) -> QRectF:
+        """Where a row's "+N similar" is (empty when it has none)."""
+        query = index.model().query if isinstance(index.model(), ResultsModel) else ""
+        return self.rows(option).similar_rect(option.rect, index.data(MemoryRole), index.data(SimilarRole), query)
 
     def _indent(self, index: AnyIndex) -> int:
         return self.INDENT if index.data(MemberRole) else 0
@@ -217,11 +179,7 @@ class ResultDelegate(QStyledItemDelegate):
                     index: AnyIndex) -> bool:
         """A click on "+N similar" expands (or collapses) the row instead of only selecting it."""
         if (event.type() == QEvent.Type.MouseButtonRelease and isinstance(event, QMouseEvent)
-                and index.data(SimilarRole)):
-            doc = self._document(option, index)
-            at = event.position() - QPointF(option.rect.left() + self.PADDING + self._indent(index),
-                                            option.rect.top() + self.PADDING)
-            if doc.documentLayout().anchorAt(at) == SIMILAR_LINK:
-                self.similar_clicked.emit(index.row())
-                return True
+                and index.data(SimilarRole) and self.similar_rect(option, index).contains(event.position())):
+            self.similar_clicked.emit(index.row())
+            return True
         return super().editorEvent(event, model, option, index)

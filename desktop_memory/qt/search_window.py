@@ -6,8 +6,18 @@ import datetime as dt
 import html
 import logging
 
-from PySide6.QtCore import QByteArray, QEvent, QItemSelectionModel, QMimeData, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QGuiApplication, QKeyEvent, QKeySequence, QShortcut
+from PySide6.QtCore import QByteArray, QEvent, QItemSelectionModel, QMimeData, QObject, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QColor,
+    QGuiApplication,
+    QKeyEvent,
+    QKeySequence,
+    QPainter,
+    QPainterPath,
+    QPalette,
+    QRegion,
+    QShortcut,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -16,6 +26,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListView,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QStackedWidget,
     QToolButton,
@@ -30,6 +41,7 @@ from ..engine.settings import Settings
 from . import display
 from .bridge import EngineBridge
 from .preview import PreviewPane
+from .result_row import secondary
 from .results import MemoryRole, ResultDelegate, ResultsModel, SimilarRole
 
 log = logging.getLogger(__name__)
@@ -42,10 +54,13 @@ def put_on_clipboard(text: str) -> None:
     mime.setData(OWN_MIME, QByteArray(b"1"))
     QGuiApplication.clipboard().setMimeData(mime)
 
-DEBOUNCE_MS = 120
+DEBOUNCE_MS = 15  # coalesces what arrives in one go (a paste); the search lane drops stale keystrokes itself
 RESULT_LIMIT = 30
 UNDO_MS = 10_000
 TITLE = "desktop-memory search"
+WIDTH, WIDTH_WITH_PREVIEW = 760, 1120  # logical pixels, at most 92 % of the screen
+MAX_ROWS = 7  # the panel grows with its results up to this many rows, then the list scrolls
+RADIUS = 12
 
 FIRST_RUN = (
     "<h3>Nothing remembered yet</h3>"
@@ -53,8 +68,10 @@ FIRST_RUN = (
     "what you import, and (when capture is on in Settings) what you copy. Secrets are redacted first.</p>"
     "<p><b>Search</b> by words or by meaning. Filters: <code>source:clipboard</code> <code>app:firefox</code> "
     "<code>#tag</code> <code>after:2026-01-01</code> <code>before:…</code> <code>is:pinned</code>.</p>"
-    "<p><b>Keys</b>: ↑/↓ move · Enter copies context · Ctrl+Enter copies the text · Space or → preview · "
-    "Ctrl+→ / Ctrl+← show / hide a result's similar memories · Ctrl+P pin · Delete forget · Esc hide. "
+    "<p><b>Keys</b>: ↑/↓ move · Enter copies context · Ctrl+Enter copies the text · Shift+Space or → preview "
+    "(Space too, once you moved with ↑/↓) · "
+    "Ctrl+→ / Ctrl+← show / hide a result's similar memories · Ctrl+P pin · Delete forget (Ctrl+Z undoes) · "
+    "Esc hide. "
     "The window's global hotkey is set in Settings › Hotkeys "
     "(default {hotkey}).</p>"
 )
@@ -73,18 +90,26 @@ class SearchWindow(QWidget):
         self.budget, self.fmt, self.hotkey = settings.context_budget, settings.context_format, hotkey
         self._forgotten: list[str] = []
         self._want_id: str | None = None
+        self._navigated = False  # moved in the list with the arrows since the last typed character
         self.setWindowTitle(TITLE)
-        self.setWindowFlag(Qt.WindowType.WindowStaysOnTopHint)
-        self.resize(860, 560)
+        # a launcher panel: no title bar, above other windows, rounded (painted, and masked where there is no
+        # compositor), sized to its results
+        self.setWindowFlags(Qt.WindowType.Window | Qt.WindowType.FramelessWindowHint
+                            | Qt.WindowType.WindowStaysOnTopHint)
+        self.setAttribute(Qt.WidgetAttribute.WA_TranslucentBackground)
+        self.resize(WIDTH, 420)
 
         self.query = QLineEdit()
-        self.query.setPlaceholderText("Search memories…   source:clipboard  app:firefox  #tag  after:2026-01-01  "
-                                      "is:pinned")
+        self.query.setPlaceholderText("Search memories…")
+        self.query.setToolTip("Filters: source:clipboard  app:firefox  #tag  after:2026-01-01  is:pinned  "
+                              "is:forgotten")
         self.query.setAccessibleName("Search query")
         self.query.setClearButtonEnabled(True)
+        self.query.setFrame(False)
         font = self.query.font()
-        font.setPointSizeF(font.pointSizeF() * 1.3)
+        font.setPointSizeF(font.pointSizeF() * 1.45)
         self.query.setFont(font)
+        self.query.setMinimumHeight(int(self.query.fontMetrics().height() * 1.9))
 
         self.chips = QHBoxLayout()
         self.chips.setSpacing(4)
@@ -95,23 +120,22 @@ class SearchWindow(QWidget):
         self.model = ResultsModel()
         self.list = QListView()
         self.list.setModel(self.model)
-        delegate = ResultDelegate(self.list)
-        delegate.similar_clicked.connect(self.toggle_similar)
-        self.list.setItemDelegate(delegate)
+        self.delegate = ResultDelegate(self.list)
+        self.delegate.similar_clicked.connect(self.toggle_similar)
+        self.list.setItemDelegate(self.delegate)
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.list.setUniformItemSizes(False)
-        self.list.setWordWrap(True)
-        # each row is a laid-out rich-text document: lay 50 rows out in batches across event-loop turns,
-        # not in one go (on a busy machine the first results took the GUI thread ~100 ms)
-        self.list.setLayoutMode(QListView.LayoutMode.Batched)
-        self.list.setBatchSize(8)
+        # every row is as high as the fonts make it, never as the width makes it (see result_row.py)
+        self.list.setUniformItemSizes(True)
+        self.list.setFrameShape(QFrame.Shape.NoFrame)
+        self.list.setMouseTracking(True)
         self.list.setAccessibleName("Results")
         self.list.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.empty = QLabel()
         self.empty.setWordWrap(True)
         self.empty.setTextFormat(Qt.TextFormat.RichText)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.empty.setMargin(12)
+        self.empty.setMargin(14)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.list)
         self.stack.addWidget(self.empty)
@@ -121,39 +145,55 @@ class SearchWindow(QWidget):
         self.preview.save_requested.connect(self._save_edit)
         self.preview.restore_requested.connect(self._restore_version)
         self.preview.closed.connect(self.close_preview)
-        splitter = QSplitter()
-        splitter.addWidget(self.stack)
-        splitter.addWidget(self.preview)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
+        self.splitter = QSplitter()
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(self.stack)
+        self.splitter.addWidget(self.preview)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
 
         self.undo_bar = QFrame()
-        self.undo_bar.setFrameShape(QFrame.Shape.StyledPanel)
         self.undo_label = QLabel()
         undo = QPushButton("&Undo")
         undo.setToolTip("Bring the forgotten memories back (Ctrl+Z)")
         undo.clicked.connect(self.undo_forget)
         bar = QHBoxLayout(self.undo_bar)
-        bar.setContentsMargins(8, 2, 8, 2)
+        bar.setContentsMargins(14, 2, 14, 2)
         bar.addWidget(self.undo_label, 1)
         bar.addWidget(undo)
         self.undo_bar.hide()
-        self._undo_timer = QTimer(self, singleShot=True, interval=UNDO_MS, timeout=self.undo_bar.hide)
+        self._undo_timer = QTimer(self, singleShot=True, interval=UNDO_MS, timeout=self._undo_expired)
 
         self.status = QLabel()
         self.status.setAccessibleName("Selection and token count")
-        hints = QLabel("Enter copy context · Ctrl+Enter copy text · Space preview · Ctrl+P pin · Del forget")
-        hints.setEnabled(False)
-        bottom = QHBoxLayout()
-        bottom.addWidget(self.status, 1)
-        bottom.addWidget(hints)
+        self.hints = QLabel()
+        self.hints.setTextFormat(Qt.TextFormat.RichText)
+        self.hints.setAccessibleName("Keys for the selection")
+        self.hints.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.hints.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the panel
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.footer = QWidget()
+        bottom = QHBoxLayout(self.footer)
+        bottom.setContentsMargins(14, 6, 14, 6)
+        bottom.addWidget(self.status, 2)
+        bottom.addWidget(self.hints, 5)
 
+        top = QVBoxLayout()
+        top.setContentsMargins(14, 8, 14, 4)
+        top.setSpacing(2)
+        top.addWidget(self.query)
+        top.addWidget(chip_row)
+        self.line = QFrame()
+        self.line.setFrameShape(QFrame.Shape.HLine)
+        self.line.setFrameShadow(QFrame.Shadow.Plain)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.query)
-        layout.addWidget(chip_row)
-        layout.addWidget(splitter, 1)
+        layout.setContentsMargins(1, 1, 1, 1)
+        layout.setSpacing(0)
+        layout.addLayout(top)
+        layout.addWidget(self.line)
+        layout.addWidget(self.splitter, 1)
         layout.addWidget(self.undo_bar)
-        layout.addLayout(bottom)
+        layout.addWidget(self.footer)
 
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS, timeout=self.run_search)
         self.query.textChanged.connect(self._query_changed)
@@ -164,24 +204,125 @@ class SearchWindow(QWidget):
             widget.installEventFilter(self)
         QShortcut(QKeySequence("Ctrl+P"), self, self.toggle_pin)
         QShortcut(QKeySequence("Ctrl+Z"), self, self.undo_forget, context=Qt.ShortcutContext.WindowShortcut)
+        self._style()
         self._render_chips()
         self._update_status()
 
+    # -- the panel --------------------------------------------------------------------------
+    def _style(self) -> None:
+        """Colours from the system palette (light or dark): one surface, a footer band, readable hints."""
+        pal = self.palette()
+        base = pal.color(QPalette.ColorRole.Base)
+        for w in (self.query, self.list, self.list.viewport(), self.empty, self.stack):
+            p = w.palette()
+            p.setColor(QPalette.ColorRole.Base, base)
+            p.setColor(QPalette.ColorRole.Window, base)
+            w.setPalette(p)
+        self.list.viewport().setAutoFillBackground(False)
+        handle = pal.color(QPalette.ColorRole.Mid).name()
+        self.list.setStyleSheet(
+            "QListView { background: transparent; }"
+            "QScrollBar:vertical { width: 10px; background: transparent; margin: 4px 2px 4px 0; }"
+            f"QScrollBar::handle:vertical {{ background: {handle}; border-radius: 4px; min-height: 28px; }}"
+            "QScrollBar::add-line:vertical, QScrollBar::sub-line:vertical { height: 0; }"
+            "QScrollBar::add-page:vertical, QScrollBar::sub-page:vertical { background: transparent; }")
+        self.query.setStyleSheet("QLineEdit { background: transparent; border: none; }")
+        mid = pal.color(QPalette.ColorRole.Mid).name()
+        self.line.setStyleSheet(f"color: {mid};")
+        dim = secondary(pal).name()
+        self.status.setStyleSheet(f"color: {dim};")
+        self.undo_label.setStyleSheet("")
+
+    def paintEvent(self, event: object) -> None:  # noqa: N802 - Qt override
+        """The rounded surface, its outline and the footer band."""
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        pal = self.palette()
+        rect = QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5)
+        path = QPainterPath()
+        path.addRoundedRect(rect, RADIUS, RADIUS)
+        p.fillPath(path, pal.color(QPalette.ColorRole.Base))
+        band = QRectF(rect.left(), self.footer.geometry().top(), rect.width(), rect.bottom() - self.footer.y())
+        clip = QPainterPath()
+        clip.addRect(band)
+        p.fillPath(path.intersected(clip), pal.color(QPalette.ColorRole.Window))
+        outline = QColor(pal.color(QPalette.ColorRole.Mid))
+        p.setPen(outline)
+        p.drawPath(path)
+        p.end()
+
+    def resizeEvent(self, event: object) -> None:  # noqa: N802 - Qt override
+        """Round the corners for window systems without a compositor (a mask; painted edges where there is one)."""
+        path = QPainterPath()
+        path.addRoundedRect(QRectF(self.rect()), RADIUS, RADIUS)
+        self.setMask(QRegion(path.toFillPolygon().toPolygon()))
+        super().resizeEvent(event)  # type: ignore[arg-type]
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.PaletteChange:
+            self._style()
+            self._update_status()
+        super().changeEvent(event)
+
+    def _screen_area(self) -> object:
+        screen = (QGuiApplication.screenAt(self.cursor().pos()) or self.screen()
+                  or QGuiApplication.primaryScreen())
+        return screen.availableGeometry() if screen is not None else None
+
+    def _fit(self) -> None:
+        """Size the panel to what it shows: as many rows as there are (up to MAX_ROWS), wider with the preview."""
+        area = self._screen_area()
+        max_w = int(area.width() * 0.92) if area is not None else WIDTH_WITH_PREVIEW
+        max_h = int(area.height() * 0.8) if area is not None else 700
+        width = min(WIDTH_WITH_PREVIEW if self.preview.isVisible() else WIDTH, max_w)
+        row_h = self.delegate.rows(self.list.viewOptions() if hasattr(self.list, "viewOptions")
+                                   else self._row_option()).row_height
+        if self.preview.isVisible():
+            body = MAX_ROWS * row_h + 8
+        elif self.stack.currentWidget() is self.list:
+            body = max(1, min(self.model.rowCount(), MAX_ROWS)) * row_h + 8
+        else:
+            body = max(self.empty.heightForWidth(width - 2), 90)
+        chrome = self.height() - self.splitter.height() if self.splitter.height() > 0 else 0
+        self.splitter.setFixedHeight(min(body, max_h - 160))
+        self.layout().invalidate()
+        self.layout().activate()
+        height = min(self.layout().sizeHint().height(), max_h) if chrome >= 0 else max_h
+        if self.size().width() != width or self.size().height() != height:
+            centre = self.geometry().center().x()
+            self.resize(width, height)  # the top stays put: the panel grows and shrinks downwards
+            if self.isVisible() and area is not None:
+                left = min(max(area.left(), centre - width // 2), area.right() - width)
+                self.move(left, self.y())
+
+    def _row_option(self) -> object:
+        from PySide6.QtWidgets import QStyleOptionViewItem
+
+        option = QStyleOptionViewItem()
+        option.initFrom(self.list)
+        return option
+
     # -- showing ----------------------------------------------------------------------------
     def show_and_focus(self, select_id: str | None = None) -> None:
-        """Open centred on the screen under the mouse, above other windows, ready to type."""
+        """Open centred on the active screen (the one under the mouse), above other windows, ready to type; the
+        cursor starts on the first result (or on `select_id`)."""
         self._want_id = select_id
+        self._navigated = False
         if select_id:
             self.query.setText("")
-        screen = QGuiApplication.screenAt(self.cursor().pos()) or QGuiApplication.primaryScreen()
-        if screen is not None:
-            area = screen.availableGeometry()
-            self.move(area.center().x() - self.width() // 2, area.top() + max(0, (area.height() - self.height()) // 3))
+        if not self.isVisible():
+            self.preview.hide()
+            self._fit()
+            area = self._screen_area()
+            if area is not None:
+                self.move(area.center().x() - self.width() // 2, area.top() + area.height() // 5)
         self.show()
         self.raise_()
         self.activateWindow()
         self.query.setFocus()
         self.query.selectAll()
+        if self.model.rowCount():
+            self._select_row(0)  # until the fresh results arrive: never an older cursor row
         self.run_search()
         log.info("search window shown")
 
@@ -198,6 +339,7 @@ class SearchWindow(QWidget):
 
     # -- searching --------------------------------------------------------------------------
     def _query_changed(self, _text: str) -> None:
+        self._navigated = False
         self._render_chips()
         self._debounce.start()
 
@@ -208,16 +350,15 @@ class SearchWindow(QWidget):
                            lambda hits: self._show_results(query, hits), self._show_error, lane="search")
 
     def _show_results(self, query: str, hits: list[Hit]) -> None:
-        current = self.current_memory()
-        want = self._want_id or (current.id if current else None)
-        self._want_id = None
+        want, self._want_id = self._want_id, None  # a fresh query starts at the first row
         self.model.set_results(query, [h.memory for h in hits], {h.memory.id: h.similar for h in hits})
         if hits:
+            self.stack.setCurrentWidget(self.list)
             rows = [i for i, h in enumerate(hits) if h.memory.id == want]
             self._select_row(rows[0] if rows else 0)
-            self.stack.setCurrentWidget(self.list)
         else:
             self._show_empty(query)
+        self._fit()
         self._update_status()
         self.search_finished.emit(query, len(hits))
         log.info("search finished: %d results (a query of %d characters)", len(hits), len(query))  # no text
@@ -236,10 +377,12 @@ class SearchWindow(QWidget):
         self.empty.setText(text)
         self.stack.setCurrentWidget(self.empty)
         self.preview.hide()
+        self._fit()
 
     def _show_error(self, message: str) -> None:
         self.empty.setText(f"<h3>Search failed</h3><p>{html.escape(message)}</p>")
         self.stack.setCurrentWidget(self.empty)
+        self._fit()
         self.notice.emit(message)
 
     # -- filter chips -----------------------------------------------------------------------
@@ -332,6 +475,7 @@ class SearchWindow(QWidget):
 
     def _update_status(self) -> None:
         chosen = self.selected_memories()
+        self._update_hints(chosen)
         if not chosen:
             self.status.setText(f"Context budget {self.budget} tokens")
             return
@@ -340,6 +484,24 @@ class SearchWindow(QWidget):
         if ctx.summarised or ctx.truncated or ctx.left_out:
             note = f" · {len(ctx.summarised) + len(ctx.truncated)} shortened, {len(ctx.left_out)} left out"
         self.status.setText(f"{len(chosen)} selected · ~{ctx.tokens} / {self.budget} tokens{note}")
+
+    def _update_hints(self, chosen: list[Memory]) -> None:
+        """The footer's keys for what is selected now (pin or unpin, forget or restore, preview open or not)."""
+        keys: list[tuple[str, str]] = []
+        if chosen:
+            keys = [("↵", "copy context"), ("Ctrl+↵", "copy text"),
+                    ("Shift+Space", "close preview" if self.preview.isVisible() else "preview"),
+                    ("Ctrl+P", "unpin" if all(m.pinned for m in chosen) else "pin"),
+                    ("Del", "restore" if all(m.forgotten for m in chosen) else "forget")]
+        if self._forgotten:
+            keys.append(("Ctrl+Z", "undo forget"))
+        keys.append(("Esc", "close preview" if self.preview.isVisible() else "hide"))
+        pal = self.palette()
+        text, dim = pal.color(QPalette.ColorRole.Text).name(), secondary(pal).name()
+        cap = pal.color(QPalette.ColorRole.Base).name()
+        self.hints.setText("&nbsp;&nbsp;".join(
+            f"<span style='color:{text}; background:{cap}'>&nbsp;{html.escape(k)}&nbsp;</span>"
+            f"<span style='color:{dim}'>&nbsp;{html.escape(v)}</span>" for k, v in keys))
 
     # -- actions ------------------------------------------------------------------------------
     def copy_context(self) -> None:
@@ -374,7 +536,14 @@ class SearchWindow(QWidget):
             return
         pin = not all(m.pinned for m in chosen)
         ids = [m.id for m in chosen]
-        self.bridge.submit(lambda s: [s.set_pinned(i, pin) for i in ids], self._changed, self.notice.emit)
+        self.bridge.submit(lambda s: [s.set_pinned(i, pin) for i in ids], self._pinned, self.notice.emit)
+
+    def _pinned(self, memories: list[Memory]) -> None:
+        """Show the change, then search again so pinned memories move up at once (the cursor stays on its memory)."""
+        current = self.current_memory()
+        self._changed(memories)
+        self._want_id = current.id if current else None
+        self.run_search()
 
     def _changed(self, memories: list[Memory]) -> None:
         for m in memories:
@@ -384,10 +553,15 @@ class SearchWindow(QWidget):
         self._update_status()
 
     def forget(self) -> None:
+        """Forget the selection (Ctrl+Z brings it back); a selection of forgotten memories (`is:forgotten`) is
+        restored instead."""
         chosen = self.selected_memories()
         if not chosen:
             return
         ids = [m.id for m in chosen]
+        if all(m.forgotten for m in chosen):
+            self.bridge.submit(lambda s: [s.set_forgotten(i, False) for i in ids], self._restored, self.notice.emit)
+            return
         row = min(self.list.currentIndex().row(), self.model.rowCount() - 1)
         self.bridge.submit(lambda s: [s.set_forgotten(i, True) for i in ids],
                            lambda _: self._forgotten_done(ids, row), self.notice.emit)
@@ -406,21 +580,49 @@ class SearchWindow(QWidget):
             self._show_empty(self.query.text())
         self._update_status()
 
+    def _restored(self, memories: list[Memory]) -> None:
+        self._changed(memories)
+        n = len(memories)
+        self.notice.emit(f"Restored {n} memor{'y' if n == 1 else 'ies'}")
+
     def undo_forget(self) -> None:
         ids, self._forgotten = self._forgotten, []
         if not ids:
             return
         self.undo_bar.hide()
-        self.bridge.submit(lambda s: [s.set_forgotten(i, False) for i in ids], lambda _: self.run_search(),
-                           self.notice.emit)
+        self._undo_timer.stop()
+
+        def done(_: object) -> None:
+            self._want_id = ids[0]
+            self.run_search()
+
+        self.bridge.submit(lambda s: [s.set_forgotten(i, False) for i in ids], done, self.notice.emit)
+
+    def _undo_expired(self) -> None:
+        """After UNDO_MS the forget is final for Ctrl+Z (which then undoes typing again); is:forgotten restores."""
+        self._forgotten = []
+        self.undo_bar.hide()
+        self._update_status()
 
     def open_preview(self) -> None:
         if (m := self.current_memory()) is not None:
             self._preview(m)
             self.preview.show()
+            self._fit()
+            self._update_status()
+
+    def toggle_preview(self) -> None:
+        if self.preview.isVisible():
+            self.preview.hide()
+            self._fit()
+            self._update_status()
+        else:
+            self.open_preview()
 
     def close_preview(self) -> None:
         self.preview.hide()
+        self._fit()
+        self._update_status()
         self.list.setFocus()
 
     def _save_edit(self, memory_id: str, text: str) -> None:
@@ -443,6 +645,16 @@ class SearchWindow(QWidget):
             return True
         return super().eventFilter(obj, event)
 
+    def _space_previews(self, in_query: bool, shift: bool) -> bool:
+        """Space opens the preview, not a space in the query, when it cannot be typing: with Shift, outside the
+        query box, in an empty query, in a query shown whole-selected (just reopened), or after moving in the list
+        with the arrows (picking, not typing). Typing any character makes Space type again."""
+        if not self.model.rowCount() or self.stack.currentWidget() is not self.list:
+            return False
+        text = self.query.text()
+        return (shift or not in_query or not text.strip() or self._navigated
+                or (self.query.hasSelectedText() and self.query.selectedText() == text))
+
     def _key(self, obj: QObject, event: QKeyEvent) -> bool:
         key, mods = event.key(), event.modifiers()
         ctrl = bool(mods & Qt.KeyboardModifier.ControlModifier)
@@ -455,6 +667,9 @@ class SearchWindow(QWidget):
             else:
                 self.hide()
             return True
+        if ctrl and key == Qt.Key.Key_Z and self._forgotten:  # before the query box's own undo
+            self.undo_forget()
+            return True
         if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             self.copy_text() if ctrl else self.copy_context()
             return True
@@ -465,15 +680,19 @@ class SearchWindow(QWidget):
             done = self.expand_similar() if key == Qt.Key.Key_Right else self.collapse_similar()
             if done or not in_query:
                 return True
-        if in_query and key in (Qt.Key.Key_Up, Qt.Key.Key_Down):
-            step = -1 if key == Qt.Key.Key_Up else 1
-            self._select_row(max(0, self.list.currentIndex().row() + step), extend=shift)
+        if key in (Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_PageUp, Qt.Key.Key_PageDown):
+            self._navigated = True
+            if in_query:
+                step = {Qt.Key.Key_Up: -1, Qt.Key.Key_Down: 1, Qt.Key.Key_PageUp: -MAX_ROWS}.get(key, MAX_ROWS)
+                row = self.list.currentIndex().row() + step
+                self._select_row(min(max(0, row), self.model.rowCount() - 1), extend=shift)
+                return True
+            return False
+        if key == Qt.Key.Key_Space and not ctrl and self._space_previews(in_query, shift):
+            self.toggle_preview()
             return True
-        if (key == Qt.Key.Key_Right and (at_end or not in_query)) or (key == Qt.Key.Key_Space and not in_query):
-            if key == Qt.Key.Key_Space and self.preview.isVisible():
-                self.close_preview()
-            else:
-                self.open_preview()
+        if key == Qt.Key.Key_Right and (at_end or not in_query) and not self.preview.isVisible():
+            self.open_preview()
             return True
         if not in_query and key == Qt.Key.Key_Left and self.preview.isVisible():
             self.close_preview()
@@ -486,4 +705,5 @@ class SearchWindow(QWidget):
 
     def hideEvent(self, event: object) -> None:  # noqa: N802 - Qt override
         self.preview.hide()
+        self._navigated = False
         super().hideEvent(event)  # type: ignore[arg-type]

@@ -236,24 +236,16 @@ def test_preview_lists_earlier_versions_and_restores_one(qtbot, window, bridge, 
 
 
 def test_a_click_on_similar_expands_the_row(qtbot, window, bridge, engine) -> None:
-    from PySide6.QtCore import QPoint, QPointF
     from PySide6.QtWidgets import QStyleOptionViewItem
-
-    from desktop_memory.qt.results import SIMILAR_LINK
 
     for t in INVOICES:
         engine(bridge, lambda s, t=t: s.add(t, source="import"))
     search(qtbot, window, "invoice INV-3102 Calder")
     row = contents(window).index(INVOICES[1])
     index = window.model.index(row)
-    rect = window.list.visualRect(index)
-    delegate = window.list.itemDelegate()
     option = QStyleOptionViewItem()
     option.initFrom(window.list)
-    option.rect = rect
-    doc = delegate._document(option, index)
-    spot = next(QPoint(int(rect.left() + delegate.PADDING + x), int(rect.top() + delegate.PADDING + y))
-                for y in range(0, int(doc.size().height()), 3) for x in range(0, int(doc.idealWidth()), 3)
-                if doc.documentLayout().anchorAt(QPointF(x, y)) == SIMILAR_LINK)
+    option.rect = window.list.visualRect(index)
+    spot = window.list.itemDelegate().similar_rect(option, index).center().toPoint()
     qtbot.mouseClick(window.list.viewport(), Qt.MouseButton.LeftButton, pos=spot)
     assert sorted(c for c in contents(window) if c in INVOICES) == INVOICES

@@ -1,0 +1,181 @@
+"""The search window over twelve realistic memories: the list settles (no layout feedback loop), undo, Space,
+reopening, pinning, typing partial words."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from desktop_memory.engine.settings import Settings
+from desktop_memory.qt.search_window import SearchWindow
+from tests.gui.realistic import REALISTIC
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def panel(qtbot, bridge, engine):
+    for record in REALISTIC:
+        engine(bridge, lambda s, r=record: s.add(**r))
+    w = SearchWindow(bridge, Settings())
+    qtbot.addWidget(w)
+    with qtbot.waitSignal(w.search_finished, timeout=10_000):
+        w.show_and_focus()
+    return w
+
+
+def search(qtbot, w: SearchWindow, text: str) -> None:
+    w.query.clear()
+    with qtbot.waitSignal(w.search_finished, timeout=10_000, check_params_cb=lambda q, n: q == text):
+        qtbot.keyClicks(w.query, text)
+
+
+def settle_stats(qtbot, w: SearchWindow) -> tuple[int, float]:
+    """Scrollbar range changes and GUI thread CPU share over 1 s, once the list had 0.5 s to lay itself out."""
+    qtbot.wait(500)
+    changes: list[int] = []
+    w.list.verticalScrollBar().rangeChanged.connect(lambda _lo, hi: changes.append(hi))
+    cpu, start = time.thread_time(), time.perf_counter()
+    qtbot.wait(1000)
+    return len(changes), (time.thread_time() - cpu) / (time.perf_counter() - start)
+
+
+@pytest.mark.parametrize("query", ["", "source:clipboard"])
+def test_a_list_that_overflows_settles_and_shows_its_rows(qtbot, panel, query) -> None:
+    if query:
+        search(qtbot, panel, query)
+    assert panel.model.rowCount() >= 11
+    changes, cpu = settle_stats(qtbot, panel)
+    assert changes <= 2, f"the scrollbar range changed {changes} times in 1 s"
+    assert cpu < 0.2, f"the GUI thread used {cpu:.0%} CPU while idle"
+    first = panel.list.visualRect(panel.model.index(0))
+    assert panel.list.viewport().rect().contains(first.topLeft())
+    assert panel.stack.currentWidget() is panel.list and panel.list.isVisible()
+
+
+@pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs a real X server (scripts/with-desktop.sh)")
+@pytest.mark.parametrize("query", ["", "source:clipboard"])
+def test_a_list_that_overflows_settles_on_a_real_x_server(query) -> None:
+    env = {**os.environ, "QT_QPA_PLATFORM": "xcb", "DESKTOP_MEMORY_ENCRYPTION": "off"}
+    run = subprocess.run([sys.executable, "-m", "tests.gui.search_probe", query], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["rows"] >= 11 and out["first_row_visible"] and out["painted_rows"] >= 3, out
+    assert out["range_changes"] <= 2 and out["cpu_pct"] < 20, out
+
+
+def test_ctrl_z_in_the_query_box_undoes_the_forget_not_the_typing(qtbot, panel, bridge, engine) -> None:
+    search(qtbot, panel, "shopping")
+    memory_id = panel.model.memories[0].id
+    qtbot.keyClick(panel.query, Qt.Key.Key_Delete)  # the cursor is at the end: Delete forgets the selection
+    qtbot.waitUntil(lambda: panel.undo_bar.isVisible(), timeout=10_000)
+    assert engine(bridge, lambda s: s.get(memory_id).forgotten)
+    panel.query.setFocus()
+    with qtbot.waitSignal(panel.search_finished, timeout=10_000):
+        qtbot.keyClick(panel.query, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert panel.query.text() == "shopping"
+    assert not engine(bridge, lambda s: s.get(memory_id).forgotten)
+    assert memory_id in [m.id for m in panel.model.memories]
+
+
+def test_forgotten_memories_are_marked_and_restored_from_the_window(qtbot, panel, bridge, engine) -> None:
+    search(qtbot, panel, "shopping")
+    memory_id = panel.model.memories[0].id
+    engine(bridge, lambda s: s.set_forgotten(memory_id, True))
+    search(qtbot, panel, "shopping is:forgotten")
+    row = [m.id for m in panel.model.memories].index(memory_id)
+    panel._select_row(row)
+    assert "forgotten" in panel.model.index(row).data(Qt.ItemDataRole.AccessibleTextRole)
+    assert "restore" in panel.hints.text().lower()
+    qtbot.keyClick(panel.query, Qt.Key.Key_Delete)  # on a forgotten memory Delete restores it
+    qtbot.waitUntil(lambda: not engine(bridge, lambda s: s.get(memory_id).forgotten), timeout=10_000)
+    qtbot.waitUntil(lambda: not panel.model.memories[row].forgotten, timeout=10_000)
+
+
+def test_space_previews_after_moving_in_the_list_and_keeps_a_multi_selection(qtbot, panel) -> None:
+    search(qtbot, panel, "source:clipboard ")
+    qtbot.keyClick(panel.query, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClick(panel.query, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)
+    assert len(panel.selected_memories()) == 3
+    qtbot.keyClick(panel.query, Qt.Key.Key_Space)
+    assert panel.query.text() == "source:clipboard " and panel.preview.isVisible()
+    assert len(panel.selected_memories()) == 3
+    qtbot.keyClick(panel.query, Qt.Key.Key_Space)  # Space again closes it
+    assert not panel.preview.isVisible() and panel.query.text() == "source:clipboard "
+    qtbot.keyClicks(panel.query, "o")  # typing again: Space types
+    qtbot.keyClick(panel.query, Qt.Key.Key_Space)
+    assert panel.query.text() == "source:clipboard o " and not panel.preview.isVisible()
+    qtbot.keyClick(panel.query, Qt.Key.Key_Space, Qt.KeyboardModifier.ShiftModifier)  # Shift+Space always previews
+    assert panel.preview.isVisible() and panel.query.text() == "source:clipboard o "
+    assert "Space" in panel.hints.text()
+
+
+def test_space_previews_when_the_query_is_empty(qtbot, panel) -> None:
+    assert panel.query.text() == ""
+    qtbot.keyClick(panel.query, Qt.Key.Key_Space)
+    assert panel.preview.isVisible() and panel.query.text() == ""
+
+
+def test_reopening_starts_at_the_first_row(qtbot, panel) -> None:
+    qtbot.keyClick(panel.query, Qt.Key.Key_Down)
+    qtbot.keyClick(panel.query, Qt.Key.Key_Down)
+    assert panel.list.currentIndex().row() == 2
+    panel.hide()
+    with qtbot.waitSignal(panel.search_finished, timeout=10_000):
+        panel.show_and_focus()
+    assert panel.list.currentIndex().row() == 0
+    assert [i.row() for i in panel.list.selectionModel().selectedRows()] == [0]
+
+
+def test_pinning_resorts_at_once(qtbot, panel, bridge, engine) -> None:
+    panel._select_row(4)
+    memory_id = panel.model.memories[4].id
+    with qtbot.waitSignal(panel.search_finished, timeout=10_000):
+        qtbot.keyClick(panel.query, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier)
+    assert panel.model.memories[0].id == memory_id and panel.model.memories[0].pinned
+    assert panel.current_memory().id == memory_id
+
+
+def test_each_keystroke_searches_at_once(qtbot, panel) -> None:
+    panel.query.clear()
+    seen: list[str] = []
+    panel.search_finished.connect(lambda q, n: seen.append(q))
+    for typed in ("l", "li", "lig", "ligh"):
+        start = time.perf_counter()
+        with qtbot.waitSignal(panel.search_finished, timeout=10_000, check_params_cb=lambda q, n, t=typed: q == t):
+            qtbot.keyClicks(panel.query, typed[-1])
+        assert time.perf_counter() - start < 1.0
+        assert panel._debounce.interval() <= 30  # no 120 ms wait before a keystroke's results
+    assert seen[-1] == "ligh"
+
+
+def test_rows_have_kinds_and_the_preview_shows_local_dates(qtbot, panel, monkeypatch) -> None:
+    from desktop_memory.qt.kinds import kind_of
+
+    kinds = [kind_of(m) for m in panel.model.memories]
+    assert {"link", "code", "email", "person", "chat", "list", "note"} <= set(kinds)
+    monkeypatch.setenv("TZ", "Europe/Paris")
+    time.tzset()
+    try:
+        panel._select_row(0)
+        panel.open_preview()
+        details = panel.preview.details.text()
+        assert "UTC" not in details and ("CET" in details or "CEST" in details)
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
+def test_the_panel_grows_and_shrinks_with_its_results(qtbot, panel) -> None:
+    tall = panel.height()
+    search(qtbot, panel, "shopping")
+    assert panel.model.rowCount() < 4 and panel.height() < tall - 100
+    assert panel.windowFlags() & Qt.WindowType.FramelessWindowHint
