@@ -98,19 +98,14 @@ class MemoryService:
         self.ingest.forget_recent()
 
     def close(self, *, release_vector_cache: bool = False) -> None:
-        """Stop enrichment, write waiting vectors, close the index, the store and the folder's lock.
-
-        `release_vector_cache`: also drop Chroma's per-process cache, for a process that opens the folder
-        again later (the MCP server) and has no other service open."""
+        """Stop enrichment, close the index (its waiting vectors written), the store and the folder's lock.
+        `release_vector_cache`: also drop Chroma's per-process cache (the MCP server, no other service open)."""
         self.stop_enrichment()
         self._embed_lane.shutdown(wait=True)
         try:
-            self.vector_sync.flush_at_close()
+            self.vector_sync.close()
         finally:
-            try:
-                self.vector_sync.close()  # finishes a rebuild under way; marks the index closed cleanly
-            finally:
-                self._own.release()
+            self._own.release()
         if release_vector_cache:
             release_process_cache()
 
@@ -122,8 +117,7 @@ class MemoryService:
 
     # -- the vector index ---------------------------------------------------------------------
     def index_status(self) -> dict[str, Any]:
-        """What this process did to the vector index, for front ends: state "ok", "rebuilding" or
-        "rebuilt", and a sentence for a person (empty when there is nothing to say)."""
+        """What this process did to the vector index: a state and a sentence for a person (VectorSync.status)."""
         return self.vector_sync.status()
 
     def sync_vectors(self) -> int:

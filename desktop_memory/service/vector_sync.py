@@ -82,9 +82,13 @@ class VectorSync:
         return self._vectors
 
     def close(self) -> None:
-        """Finish a rebuild under way and release the index (marked closed cleanly)."""
-        if self._vectors is not None:
-            self._vectors.close()
+        """Write what `add` left queued (or leave it for the next start), finish a rebuild under way and
+        release the index (marked closed cleanly)."""
+        try:
+            self.flush_at_close()
+        finally:
+            if self._vectors is not None:
+                self._vectors.close()
 
     def store_replaced(self, store: Store) -> None:
         """The database file was replaced (restore, encryption on/off): use the new store."""
