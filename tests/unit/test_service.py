@@ -381,7 +381,8 @@ def test_vector_copies_follow_the_memory_and_fall_back_to_chroma(fake_service):
     with store.transaction():
         store.db.execute("DELETE FROM memory_vectors")  # a store from before the copies
     vec = fake_service.embedder.encode_query("delta epsilon zeta")
-    assert fake_service.vector_sync.similarities(vec, [b.id])[b.id] == pytest.approx(1.0, abs=1e-3)  # Chroma, fed from the copy
+    found = fake_service.vector_sync.similarities(vec, [b.id])  # Chroma, fed from the copy
+    assert found[b.id] == pytest.approx(1.0, abs=1e-3)
     fake_service.purge([b.id])
     assert store.db.execute("SELECT count(*) FROM memory_vectors").fetchone()[0] == 0
 
