@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import extract as ex
+from .headline import grounded
 from .importance import blend, signals
 
 DETERMINISTIC = "patterns"  # `Enrichment.by` when only the deterministic part ran
@@ -81,7 +82,7 @@ def lead_summary(text: str, limit: int = 240) -> str:
 def _title(answer: dict[str, Any], text: str) -> str:
     """The model's title when it is a good one for this text, else ""."""
     title = " ".join(str(answer.get("title") or "").split()).strip(" \"'.:-")
-    return title if good_title(title, text) else ""
+    return title if good_title(title, text) and grounded(title, text) else ""  # numbers and names as written
 
 
 def _summary(answer: dict[str, Any], text: str, long_text: bool) -> str:

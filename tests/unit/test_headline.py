@@ -94,3 +94,11 @@ def test_the_search_window_shows_a_grounded_headline() -> None:
     assert display.title_of(invented) == first_line(RAPID) and display.summary_of(invented) == ""
     good = Memory("m2", NOTES[0], title="Beta ships March 3rd", summary="The beta ships on March 3rd.")
     assert display.title_of(good) == "Beta ships March 3rd" and display.summary_of(good) == good.summary
+
+
+def test_enrichment_stores_only_grounded_titles() -> None:
+    from desktop_memory.core.enrich import combine
+
+    assert combine(RAPID, {"title": "Rapid copy number 201"}, model_id="m").title == ""
+    assert combine(ROTATE, {"title": "Staging database password rotation"}, model_id="m").title == ""
+    assert combine(RAPID, {"title": "Rapid copy number 200"}, model_id="m").title == "Rapid copy number 200"
