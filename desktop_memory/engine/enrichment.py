@@ -35,6 +35,7 @@ T = TypeVar("T")
 __all__ = ["DETERMINISTIC", "EnrichReport", "Enricher", "Enrichment", "enrich_text", "lead_summary", "status"]
 
 POLL_S = 2.0
+TELL_S = 1.0  # between quick jobs the queue's counts are told at most this often (and always before idling)
 PROMPT_RESERVE_TOKENS = 380  # prompt text around the note, plus the answer
 # The grammar bounds every string (in characters), so these budgets let almost every answer finish;
 # an answer cut short anyway is treated as no answer (the deterministic part is stored).
@@ -119,6 +120,9 @@ class Enricher:
         self._background = False
         self._stopping = False
         self._woken = False  # wake() came while the thread was busy: the next idle wait is skipped
+        self.on_counts: Callable[[dict[str, int]], None] | None = None  # told the queue's counts when they may change
+        self._told_at = 0.0
+        self._untold = False  # a job finished since the counts were last told
         self._thread: threading.Thread | None = None
         self.model: LocalModel | None = None
         self.model_error = ""
@@ -202,6 +206,7 @@ class Enricher:
         self.store = self._open_store()
         self.store.db.set_busy_timeout(10_000)
         try:
+            self._tell_counts()
             while True:
                 with self._cond:
                     if self._stopping and not self._calls:
@@ -210,6 +215,7 @@ class Enricher:
                     background = self._background
                 if call is not None:
                     self._run_call(*call)
+                    self._tell_counts()
                     continue
                 if background and not self.low_priority:
                     self.low_priority = lower_thread_priority()
@@ -221,11 +227,14 @@ class Enricher:
                     job = self.store.next_enrichment_job()  # after a long wait, the queue's head may have changed
                     if job is None:
                         continue
+                    if self._take_wake():  # memories arrived: say so before a job that may take seconds
+                        self._tell_counts()
                     self._in_background_job = True
                     try:
                         self._process(job, EnrichReport())
                     finally:
                         self._in_background_job = False
+                    self._tell_counts(soon=True)
                     continue
                 self._idle()
         except Exception as exc:  # noqa: BLE001 - the worker barrier: record it, never kill the host
@@ -263,10 +272,32 @@ class Enricher:
                 self.model.unload()
             else:
                 wait = min(wait, self.settings.llm_idle_unload_s - idle_for)
+        if self._untold:  # the last jobs' counts, before waiting
+            self._tell_counts()
         with self._cond:
             if not self._calls and not self._stopping and not self._woken:
                 self._cond.wait(max(0.05, wait))
-            self._woken = False
+        if self._take_wake():  # memories arrived (or were queued again): the counts changed
+            self._tell_counts()
+
+    def _take_wake(self) -> bool:
+        with self._cond:
+            woken, self._woken = self._woken, False
+        return woken
+
+    def _tell_counts(self, *, soon: bool = False) -> None:
+        """Give `on_counts` the queue's counts (one GROUP BY on this thread's own connection); with `soon`,
+        only when TELL_S passed since the last time (quick jobs without a model would count all day)."""
+        if self.on_counts is None:
+            return
+        if soon and time.monotonic() - self._told_at < TELL_S:
+            self._untold = True
+            return
+        self._untold, self._told_at = False, time.monotonic()
+        try:
+            self.on_counts(self.store.enrichment_counts())
+        except Exception:  # noqa: BLE001 - telling the tray must never stop enrichment
+            log.debug("enrichment counts not told", exc_info=True)
 
     # -- model ------------------------------------------------------------------------------------
     def _drop_model(self) -> None:

@@ -40,6 +40,7 @@ NOT_ANSWERING = "the desktop-memory engine did not answer in time; try again"
 DEFAULT_PATIENCE = (5.0, 120.0)
 PATIENCE: dict[str, tuple[float, float]] = {
     "ping": (3.0, 3.0),
+    "enrichment_changes": (70.0, 70.0),  # a long poll: the host answers within 60 s (service/events.py)
     "search": (5.0, 60.0), "context": (5.0, 60.0),
     "import_records": (30.0, 900.0),
     **dict.fromkeys(("stats", "doctor", "export_records", "export_markdown", "purge", "retention",

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..core.errors import DesktopMemoryError, InvalidInput
-from ..service.protocol import MemoryOperations, Operation, operations
+from ..service.protocol import OFF_LANE, MemoryOperations, Operation, operations
 from . import address, codec
 from .watchdog import Watchdog, hang_up
 
@@ -197,6 +197,8 @@ class IpcServer:
         if method == "ping":  # answered here, not behind the engine thread's queue: "alive?", not "idle?"
             return {"result": call(self.service, params)}
         try:
+            if method in OFF_LANE:  # a long poll: waits on this connection's thread, never the engine lane
+                return {"result": self._call(call, params)}
             return {"result": self._run(lambda: self._call(call, params))}
         except DesktopMemoryError as exc:
             return {"error": codec.error_to(exc)}

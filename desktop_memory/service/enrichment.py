@@ -16,6 +16,7 @@ from ..engine.enrichment import status as enrichment_status
 from ..engine.foreground import Foreground
 from ..engine.settings import Settings
 from ..engine.store import Store
+from .events import QueueEvents
 
 
 class EnrichmentControl:
@@ -27,18 +28,30 @@ class EnrichmentControl:
         self.settings = settings
         self.foreground = foreground
         self._enricher: Enricher | None = None
+        self.events = QueueEvents()  # the queue's counts, told by the enrichment thread, waited for by front ends
 
     @property
     def enricher(self) -> Enricher:
         """The enrichment thread's controller (the thread starts on first use)."""
         if self._enricher is None:
-            self._enricher = Enricher(self.store.path, self.settings, open_store=self._second_store,
-                                      foreground=self.foreground)
+            self.use(Enricher(self.store.path, self.settings, open_store=self._second_store,
+                              foreground=self.foreground))
+        assert self._enricher is not None
         return self._enricher
 
     def use(self, enricher: Enricher) -> None:
         """Use this enricher (tests give one with a fake model)."""
+        enricher.on_counts = self.events.publish
         self._enricher = enricher
+
+    def wake(self) -> None:
+        """Memories were stored or queued again: a background enricher looks at its queue (and tells the counts)."""
+        if self._enricher is not None:
+            self._enricher.wake()
+
+    def changes(self, since: int = -1, wait_s: float = 25.0) -> dict[str, Any]:
+        """The queue's counts once they differ from version `since` (a long poll; holds only the caller)."""
+        return self.events.wait(since, wait_s)
 
     def _second_store(self) -> Store:
         """Another connection to the database, opened like the store's (same key), for the enrichment thread."""
@@ -82,7 +95,11 @@ class EnrichmentControl:
 
     def requeue(self) -> int:
         """Queue every memory for enrichment again; returns how many."""
-        return self.store.requeue_enrichment()
+        n = self.store.requeue_enrichment()
+        self.wake()
+        return n
 
     def retry_failed(self) -> int:
-        return self.store.retry_failed_enrichment()
+        n = self.store.retry_failed_enrichment()
+        self.wake()
+        return n

@@ -61,6 +61,7 @@ class MemoryService:
         self.lifecycle = Lifecycle(folder, store, settings, self.embedder, self.vector_sync,
                                    self.ingest.forget_recent)
         self.enrichment = EnrichmentControl(folder, store, settings, self.foreground)
+        self.ingest.on_stored = self.enrichment.wake  # new memories wake the enricher
         self._parts = (self.ingest, self.retrieval, self.lifecycle, self.enrichment)
 
     # -- what the service owns ----------------------------------------------------------------
@@ -262,6 +263,10 @@ class MemoryService:
 
     def enrichment_status(self) -> dict[str, Any]:
         return self.enrichment.status()
+
+    def enrichment_changes(self, since: int = -1, wait_s: float = 25.0) -> dict[str, Any]:
+        """The queue's counts once changed from version `since` (a long poll: never the person's request)."""
+        return self.enrichment.changes(since, wait_s)
 
     def start_enrichment(self) -> None:
         """Enrich new memories in the background, at low priority (for long-running hosts)."""

@@ -127,6 +127,7 @@ class Ingest:
         self.vectors = vectors
         self.embed_lane = embed_lane
         self._recent: tuple[list[str], np.ndarray] | None = None
+        self.on_stored: Callable[[], None] = lambda: None  # memories committed (the facade wakes the enricher)
 
     def forget_recent(self) -> None:
         """Texts changed or vectors were dropped: read the look-alike window again when next needed."""
@@ -290,6 +291,8 @@ class Ingest:
                 results += more
         if index:
             self.vectors.index_and_dequeue(to_index)
+        if any(r.status != "duplicate" for r in results):
+            self.on_stored()  # committed: new or changed texts wait for enrichment
         return results
 
     def _insert(self, fresh: list[_Prepared], vecs: np.ndarray, to_index: dict[str, np.ndarray],

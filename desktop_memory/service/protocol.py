@@ -177,6 +177,11 @@ class MemoryOperations(Protocol):
         """Queue counts, the model and why it is not used."""
         ...
 
+    def enrichment_changes(self, since: int = -1, wait_s: float = 25.0) -> dict[str, Any]:
+        """{"version", "queued", "failed"} once the version differs from `since` (-1: at once), or after
+        `wait_s` (at most 60) unchanged. A long poll, answered off the engine lane (OFF_LANE)."""
+        ...
+
     def start_enrichment(self) -> None:
         """Enrich queued memories in the background."""
         ...
@@ -204,6 +209,9 @@ class MemoryOperations(Protocol):
 
 # Members of the protocol that are not calls to the engine.
 NOT_CALLS = frozenset({"close", "folder"})
+# Calls the socket answers on the connection's own thread, not the engine lane: they wait for something
+# (a long poll) and touch no engine state, so they never hold up the person's requests.
+OFF_LANE = frozenset({"enrichment_changes"})
 
 
 @dataclass(frozen=True)
