@@ -39,7 +39,7 @@ def needs_attention(message: str, event: CaptureEvent, *, automatic: bool, first
 def _exit_words(match: re.Match[str]) -> str:
     code = int(match.group(1))
     if code == -9:
-        return " (it was stopped by the system, perhaps because memory ran low)"
+        return " (it was stopped by the system, perhaps because memory ran low: closing some programs helps)"
     if code < 0:
         return " (it was stopped unexpectedly)"
     return " (it ended with an error)" if code else ""

@@ -135,7 +135,7 @@ class DesktopApp(QObject):
             log.info("tray icon shown (system tray available: True)")
 
     def _opened(self) -> None:
-        log.info("engine open: %s", self.data_dir)
+        log.info("engine ready: %s", self.data_dir)  # open; the tray says "preparing" until the model is loaded
         self._set_engine_state("preparing")  # the search model loads (the first start also converts it)
         self.bridge.submit(lambda s: s.settings, self._first_settings)
         self.bridge.submit(lambda s: s.search("warm up", limit=1, record_access=False),  # load the model now

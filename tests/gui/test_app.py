@@ -142,11 +142,12 @@ def test_without_a_display_the_app_says_so_in_one_line(tmp_path) -> None:
 def test_the_tray_works_while_the_enrichment_queue_is_not_empty(qtbot, desktop, engine) -> None:
     engine(desktop.bridge, lambda s: s.stop_enrichment())  # hold the queue still
     engine(desktop.bridge, lambda s: s.add("Quarterly planning: Joana presents the roadmap on Friday"))
-    assert engine(desktop.bridge, lambda s: s.enrichment_status()["queued"]) >= 1
-    desktop._poll_queue()
+    queued = engine(desktop.bridge, lambda s: s.enrichment_status()["queued"])
+    assert queued >= 1
+    desktop._queue_changed(queued)  # what the queue watch hears from a host (tests/gui/test_queue_watch.py)
     qtbot.waitUntil(lambda: desktop.tray.state == "working", timeout=10_000)
     engine(desktop.bridge, lambda s: s.enrich(10))
-    desktop._poll_queue()
+    desktop._queue_changed(engine(desktop.bridge, lambda s: s.enrichment_status()["queued"]))
     qtbot.waitUntil(lambda: desktop.tray.state == "ready", timeout=10_000)
 
 
@@ -271,7 +272,7 @@ def test_the_engine_runs_in_its_own_process_and_comes_back_after_a_kill(qtbot, h
 
 def test_a_hung_engine_is_killed_and_restarted(qtbot, hosted, engine) -> None:
     app = hosted
-    app._queue_poll.stop()  # the search below is the call that finds the hang
+    app.queue_watch.stop()  # the search below is the call that finds the hang
     copy_and_capture(app, "The offsite is in Lisbon on May 12th")
     qtbot.waitUntil(lambda: app.notices == ["Saved"], timeout=30_000)
     host_pid = app.host.pid
