@@ -55,7 +55,9 @@ def test_title_rules():
     assert not good_title("Atlas", TEXT)  # one word
     assert not good_title("Priya moved the Atlas launch to Berlin", TEXT)  # a long stretch copied
     assert not mostly_from("", TEXT, 0.5)
-    assert lead_summary("x" * 1000, limit=50).endswith("…") or len(lead_summary("x" * 1000, limit=50)) <= 51
+    lead = lead_summary("word " * 200, limit=50)
+    assert lead.endswith("…") and len(lead) <= 51 and lead[:-1].split() == ["word"] * 10  # cut at a word
+    assert lead_summary(TEXT) == TEXT  # two short sentences fit whole
 
 
 def test_enrichment_module_writes_nothing_itself():
