@@ -1,4 +1,8 @@
-"""Qt widget tests run offscreen (set before any QApplication exists); the engine is real except the embedder."""
+"""Qt widget tests run offscreen (set before any QApplication exists); the engine is real except the embedder.
+
+The widgets reach the engine the way the app does: over the data folder's socket (a RemoteService), here to
+an engine host run in this process (`SocketEngine`); `tests/gui/test_app.py` also runs the real host process.
+"""
 
 from __future__ import annotations
 
@@ -12,18 +16,75 @@ import pytest
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
 
+class SocketEngine:
+    """What the app ships with, in this process: a MemoryService (fake embedder) on its own engine lane,
+    served on the data folder's socket by IpcServer; front ends get a RemoteService connected to it."""
+
+    def __init__(self, folder: Path) -> None:
+        from desktop_memory.ipc.host import EngineLane
+        from desktop_memory.ipc.server import IpcServer
+        from desktop_memory.service import MemoryService
+        from tests.fakes import FakeEmbedder
+
+        self.folder = folder
+        self.lane = EngineLane()
+        try:
+            self.service = self.lane.run(lambda: MemoryService(folder, embedder=FakeEmbedder(), lock_wait_s=0.2))
+        except BaseException:
+            self.lane.close()
+            raise
+        self.server = IpcServer(self.service, folder, run=self.lane.run)
+        self.server.start()  # enrichment is not started: the app starts it when it uses an opener
+
+    def connect(self) -> Any:
+        from desktop_memory.ipc.client import connect
+
+        remote = connect(self.folder)
+        assert remote is not None, "the in-process engine host does not answer"
+        return remote
+
+    def run(self, fn: Callable[[Any], Any]) -> Any:
+        """fn(the MemoryService behind the socket) on its engine lane (test setup only)."""
+        return self.lane.run(lambda: fn(self.service))
+
+    def close(self) -> None:
+        self.server.close()
+        self.lane.run(self.service.close)
+        self.lane.close()
+
+
 @pytest.fixture
-def make_bridge(qtbot, tmp_path: Path) -> Iterator[Callable[..., Any]]:
-    """Start an EngineBridge over a MemoryService with the fake embedder; stopped after the test."""
+def socket_engines() -> Iterator[dict[Path, SocketEngine]]:
+    """Engines served on sockets, by data folder; closed after the test (after the bridges using them)."""
+    engines: dict[Path, SocketEngine] = {}
+    yield engines
+    for engine in engines.values():
+        engine.close()
+
+
+@pytest.fixture
+def remote_opener(socket_engines) -> Callable[[Path], Any]:
+    """An opener for EngineBridge / DesktopApp: the folder's engine on a socket, reached as a RemoteService."""
+
+    def open_remote(folder: Path) -> Any:
+        if folder not in socket_engines:
+            socket_engines[folder] = SocketEngine(folder)
+        return socket_engines[folder].connect()
+
+    return open_remote
+
+
+@pytest.fixture
+def make_bridge(qtbot, tmp_path: Path, remote_opener) -> Iterator[Callable[..., Any]]:
+    """Start an EngineBridge over a RemoteService (the app's path) to an engine served in this process with the
+    fake embedder; stopped after the test."""
     from desktop_memory.qt.bridge import EngineBridge
-    from desktop_memory.service import MemoryService
-    from tests.fakes import FakeEmbedder
 
     started = []
 
     def make(folder: Path | None = None, *, start: bool = True) -> EngineBridge:
         where = folder or tmp_path / "data"
-        bridge = EngineBridge(lambda: MemoryService(where, embedder=FakeEmbedder(), lock_wait_s=0.2))
+        bridge = EngineBridge(lambda: remote_opener(where))
         started.append(bridge)
         if start:
             with qtbot.waitSignal(bridge.opened, timeout=20_000):
