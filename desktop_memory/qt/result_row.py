@@ -69,7 +69,10 @@ def snippet_text(m: Memory, title: str, pattern: re.Pattern[str] | None, code: b
             hit = next((i for i, ln in enumerate(rest) if pattern.search(ln)), 0)
             rest = rest[max(0, hit - 1):] if hit > 1 else rest
         return "\n".join(rest[:2])
-    rest = m.content if m.title else display.after_title(m.content, title)
+    if not m.title and kinds.kind_of(m) == "email":  # the headers but the subject, then the message
+        rest = "\n".join(ln for ln in m.content.splitlines() if not _SUBJECT.match(ln))
+    else:
+        rest = m.content if m.title else display.after_title(m.content, title)
     flat = " ".join(rest.split())
     if pattern and (hit := pattern.search(flat)) and hit.start() > width // 4:
         start = flat.rfind(" ", 0, hit.start() - 40) + 1
@@ -77,9 +80,14 @@ def snippet_text(m: Memory, title: str, pattern: re.Pattern[str] | None, code: b
     return flat[:width]
 
 
+_SUBJECT = re.compile(r"^subject:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
+
+
 def title_text(m: Memory) -> str:
-    """The headline: the memory's title, else its first line (up to 90 characters, cut at a word; the snippet goes
-    on from there)."""
+    """The headline: the memory's title, an email's subject, else its first line (up to 90 characters, cut at a
+    word; the snippet goes on from there)."""
+    if not m.title and (subject := _SUBJECT.search(m.content)) and kinds.kind_of(m) == "email":
+        return " ".join(subject.group(1).split())[:200]
     return " ".join(display.title_of(m).split())
 
 

@@ -54,7 +54,6 @@ def put_on_clipboard(text: str) -> None:
     mime.setData(OWN_MIME, QByteArray(b"1"))
     QGuiApplication.clipboard().setMimeData(mime)
 
-DEBOUNCE_MS = 15  # coalesces what arrives in one go (a paste); the search lane drops stale keystrokes itself
 RESULT_LIMIT = 30
 UNDO_MS = 10_000
 TITLE = "desktop-memory search"
@@ -195,7 +194,6 @@ class SearchWindow(QWidget):
         layout.addWidget(self.undo_bar)
         layout.addWidget(self.footer)
 
-        self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS, timeout=self.run_search)
         self.query.textChanged.connect(self._query_changed)
         self.list.selectionModel().selectionChanged.connect(self._selection_changed)
         self.list.selectionModel().currentChanged.connect(self._current_changed)
@@ -341,10 +339,9 @@ class SearchWindow(QWidget):
     def _query_changed(self, _text: str) -> None:
         self._navigated = False
         self._render_chips()
-        self._debounce.start()
+        self.run_search()  # every keystroke at once: the search lane drops the ones the engine has not started
 
     def run_search(self) -> None:
-        self._debounce.stop()
         query = self.query.text()
         self.bridge.submit(lambda s: s.search(query, limit=RESULT_LIMIT, record_access=False),
                            lambda hits: self._show_results(query, hits), self._show_error, lane="search")
@@ -495,7 +492,8 @@ class SearchWindow(QWidget):
                     ("Del", "restore" if all(m.forgotten for m in chosen) else "forget")]
         if self._forgotten:
             keys.append(("Ctrl+Z", "undo forget"))
-        keys.append(("Esc", "close preview" if self.preview.isVisible() else "hide"))
+        if not chosen or self.preview.isVisible():
+            keys.append(("Esc", "close preview" if self.preview.isVisible() else "hide"))
         pal = self.palette()
         text, dim = pal.color(QPalette.ColorRole.Text).name(), secondary(pal).name()
         cap = pal.color(QPalette.ColorRole.Base).name()
