@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .. import paths
+from ..core.capture import Snapshot
 from ..core.errors import InvalidInput, StorageError
 from ..core.filter_input import filters_from_fields
 from ..core.models import Hit, Memory, to_iso
@@ -139,6 +140,19 @@ def cmd_add(service: MemoryOperations, args: argparse.Namespace) -> int:
         if result.redactions:
             note += f" ({sum(result.redactions.values())} secret(s) redacted)"
         out(f"{verb} {result.memory.id}{note}")
+    return 0
+
+
+@handler("capture")
+def cmd_capture(service: MemoryOperations, args: argparse.Namespace) -> int:
+    """Like a copy taken by the app: secret markers aside, the capture rules, size limits and redaction apply
+    (service/capture.py). Saved or skipped, the command succeeds; the message says which and why."""
+    text = read_stdin() if not args.text or args.text == ["-"] else " ".join(args.text)
+    result = service.capture(Snapshot(text, app=args.app, window=args.window, source="cli"))
+    if args.json:
+        emit_json(result.to_dict())
+    else:
+        out(f"{result.message} {result.memory_id}" if result.stored else result.message)
     return 0
 
 

@@ -62,6 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--source", default="cli")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("capture", help="remember a text as a capture: the app's capture rules decide (argument, "
+                       "or stdin when none or '-')")
+    p.add_argument("text", nargs="*", help="the text; read from stdin when omitted or '-'")
+    p.add_argument("--app", default="", help="the app it came from (for the rules and the memory)")
+    p.add_argument("--window", default="", help="the window title it came from (for the rules)")
+    p.add_argument("--json", action="store_true")
+
     p = sub.add_parser("import", help="import JSON Lines (one memory per line)")
     p.add_argument("file", help="a .jsonl file or '-' for stdin")
     p.add_argument("--json", action="store_true")

@@ -3,6 +3,7 @@ there, with the reason; the settings stay in the engine (the client never reads 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,25 @@ def test_wrong_snapshot_data_over_the_socket_is_a_one_line_error(remote, bad):
     with pytest.raises(InvalidInput) as info:
         remote._call("capture", snapshot=bad)
     assert "\n" not in str(info.value)
+
+
+def test_the_cli_captures_through_the_same_rules_locally_and_through_the_app(tmp_path: Path, real_service,
+                                                                           data_dir: Path):
+    from tests.integration.test_cli import run
+
+    local = tmp_path / "local"
+    saved = run(local, "capture", "--app", "Terminal", stdin="Standup moved to 9:30 tomorrow\n")
+    assert saved.stdout.decode().startswith("Saved ") and saved.returncode == 0
+    skipped = run(local, "capture", "ghp_aBcdEfGhIjKlMnOpQrStUvWxYz0123456789")
+    assert skipped.stdout.decode().strip() == "Skipped: looks like a password" and skipped.returncode == 0
+    shown = run(local, "export")
+    records = [json.loads(line) for line in shown.stdout.decode().splitlines()]
+    assert [(r["content"], r["source"], r["source_app"]) for r in records] == [
+        ("Standup moved to 9:30 tomorrow", "cli", "Terminal")]
+    real_service.settings.capture_ignore_patterns = [r"^ticket-\d+$"]
+    with IpcServer(real_service, data_dir):  # the app's engine: the CLI goes through its socket and its rules
+        ruled = run(data_dir, "capture", "--json", "ticket-42")
+        assert json.loads(ruled.stdout) == {
+            "stored": False, "reason": "rule: ignore text 1", "message": "Skipped: rule: ignore text 1",
+            "status": "skipped", "memory_id": "", "title": "", "redactions": 0}
+    assert real_service.stats()["memories"] == 0
