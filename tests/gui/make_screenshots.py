@@ -83,12 +83,17 @@ def shoot(widget, name: str, theme: str) -> None:  # type: ignore[no-untyped-def
 
 
 def fill(folder: Path) -> None:
+    from desktop_memory.core.errors import DesktopMemoryError
     from desktop_memory.service import MemoryService
 
     lines = [json.dumps({"content": c, "source": s, "source_app": a, "tags": t, "pinned": p,
                          "created_at": f"2026-11-{10 + i}T10:0{i}:00"}) for i, (c, s, a, t, p) in enumerate(DEMO)]
     with MemoryService(folder) as service:
         service.import_records(lines)
+        try:  # titles, summaries and entities from the bundled local model, as the app makes them
+            service.enrich(len(DEMO))
+        except DesktopMemoryError as exc:
+            print(f"no enrichment for the pictures: {exc}", flush=True)
 
 
 def run_theme(theme: str, folder: Path) -> int:
