@@ -76,7 +76,7 @@ class DesktopApp(QObject):
             assert opener is not None
             self.bridge = EngineBridge(lambda: opener(data_dir))
         self.search = SearchWindow(self.bridge, settings, settings.hotkey_search)
-        self.settings_window = SettingsWindow(self.bridge, data_dir)
+        self._settings_window: SettingsWindow | None = None  # built when first opened (~8 MB of widgets)
         self.tray = Tray(self)
         self.watcher = ClipboardWatcher(self)
         self.hotkeys = GlobalHotkeys(self)
@@ -95,8 +95,6 @@ class DesktopApp(QObject):
         self.bridge.job_failed.connect(self.notify)
         self.bridge.busy_changed.connect(lambda _: self._update_tray())
         self.search.notice.connect(self.notify)
-        self.settings_window.notice.connect(self.notify)
-        self.settings_window.saved.connect(self._settings_loaded)
         self.watcher.copy_settled.connect(self.capture_copy)
         self.hotkeys.pressed.connect(self._hotkey)
         self.instance.command_received.connect(self._command)
@@ -176,7 +174,8 @@ class DesktopApp(QObject):
             return s.save_settings(dataclasses.replace(s.settings, welcome_shown=True))
 
         def remembered(new: Settings) -> None:
-            self.settings_window.current = dataclasses.replace(self.settings_window.current, welcome_shown=True)
+            if self._settings_window is not None:  # an open form must not write welcome_shown back as false
+                self._settings_window.current = dataclasses.replace(self._settings_window.current, welcome_shown=True)
 
         self.bridge.submit(remember, remembered, lambda _m: None)
 
@@ -220,7 +219,8 @@ class DesktopApp(QObject):
     def _settings_loaded(self, settings: Settings) -> None:
         self.notify_every = settings.notify_every_capture
         self.search.apply_settings(settings, settings.hotkey_search)
-        self.settings_window.load(settings)
+        if self._settings_window is not None:
+            self._settings_window.load(settings)
         if settings.capture_enabled:
             self.watcher.start()
         else:
@@ -331,6 +331,15 @@ class DesktopApp(QObject):
     def _update_tray(self) -> None:
         working = self.bridge.busy or self.enrich_pending > 0
         self.tray.set_state(paused=self.capture_paused, working=working, engine=self.engine_state)
+
+    @property
+    def settings_window(self) -> SettingsWindow:
+        """The settings dialog, built the first time it is wanted (the idle app stays smaller)."""
+        if self._settings_window is None:
+            self._settings_window = SettingsWindow(self.bridge, self.data_dir)
+            self._settings_window.notice.connect(self.notify)
+            self._settings_window.saved.connect(self._settings_loaded)
+        return self._settings_window
 
     def open_settings(self) -> None:
         self.bridge.submit(lambda s: s.settings, self.settings_window.show_settings)

@@ -495,10 +495,10 @@ def test_the_first_start_welcomes_once_and_the_tray_is_truthful_while_the_model_
     gate = threading.Event()
     app = DesktopApp(folder, opener=lambda f: MemoryService(f, embedder=SlowFirstEmbedder(gate)))
     qtbot.addWidget(app.search)
-    qtbot.addWidget(app.settings_window)
     try:
         with qtbot.waitSignal(app.engine_ready, timeout=20_000):
             assert app.start()
+        assert app._settings_window is None  # built when first opened: the idle app stays smaller
         qtbot.wait(300)
         assert app.engine_state == "preparing" and app.tray.state == "preparing"  # not "ready" meanwhile
         assert "ready" not in app.tray.icon.toolTip() and "preparing" in app.tray.icon.toolTip()
