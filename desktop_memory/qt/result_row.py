@@ -9,6 +9,7 @@ scrollbar range changed, the scrollbar hid, rows got shorter... ~2,000 times a s
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRect, QRectF, Qt
@@ -36,8 +37,8 @@ def highlight_pattern(query: str) -> re.Pattern[str] | None:
     'lighthou' marks 'lighthouse')."""
     words = []
     for w in display.query_words(query):
-        if w not in STOP_WORDS:
-            words.append(w[: max(3, len(w) - 2)] if len(w) > 4 else w)
+        if w not in STOP_WORDS:  # 'retry' marks 'retrying', not 'return'
+            words.append(w[: max(4, len(w) - 2)] if len(w) > 5 else w)
     if not words:
         return None
     stems = sorted(set(words), key=len, reverse=True)
@@ -68,7 +69,7 @@ def snippet_text(m: Memory, title: str, pattern: re.Pattern[str] | None, code: b
         if pattern:
             hit = next((i for i, ln in enumerate(rest) if pattern.search(ln)), 0)
             rest = rest[max(0, hit - 1):] if hit > 1 else rest
-        return "\n".join(rest[:2])
+        return textwrap.dedent("\n".join(rest[:2]))
     if not m.title and kinds.kind_of(m) == "email":  # the headers but the subject, then the message
         rest = "\n".join(ln for ln in m.content.splitlines() if not _SUBJECT.match(ln))
     else:

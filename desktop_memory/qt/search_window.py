@@ -487,7 +487,7 @@ class SearchWindow(QWidget):
         keys: list[tuple[str, str]] = []
         if chosen:
             keys = [("↵", "copy context"), ("Ctrl+↵", "copy text"),
-                    ("Shift+Space", "close preview" if self.preview.isVisible() else "preview"),
+                    *([] if self.preview.isVisible() else [("Shift+Space", "preview")]),
                     ("Ctrl+P", "unpin" if all(m.pinned for m in chosen) else "pin"),
                     ("Del", "restore" if all(m.forgotten for m in chosen) else "forget")]
         if self._forgotten:

@@ -115,7 +115,9 @@ def test_space_previews_after_moving_in_the_list_and_keeps_a_multi_selection(qtb
     assert panel.query.text() == "source:clipboard o " and not panel.preview.isVisible()
     qtbot.keyClick(panel.query, Qt.Key.Key_Space, Qt.KeyboardModifier.ShiftModifier)  # Shift+Space always previews
     assert panel.preview.isVisible() and panel.query.text() == "source:clipboard o "
-    assert "Space" in panel.hints.text()
+    assert "close preview" in panel.hints.text()  # the footer follows: Esc closes it
+    qtbot.keyClick(panel.query, Qt.Key.Key_Escape)
+    assert not panel.preview.isVisible() and "Shift+Space" in panel.hints.text()
 
 
 def test_space_previews_when_the_query_is_empty(qtbot, panel) -> None:
