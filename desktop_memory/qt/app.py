@@ -228,7 +228,8 @@ class DesktopApp(QObject):
         combos = {"search": settings.hotkey_search, "capture": settings.hotkey_capture,
                   "selection": settings.hotkey_selection}
         problems = self.hotkeys.bind(combos)
-        self.tray.set_hotkeys(combos)
+        # the menu shows only the combos that work here (none on Wayland, none another program holds)
+        self.tray.set_hotkeys({k: v for k, v in combos.items() if self.hotkeys.active and k not in problems})
         if problems and problems != self._hotkey_problems:
             self.notify("Hotkey not set: " + "; ".join(problems.values()))
         self._hotkey_problems = problems
