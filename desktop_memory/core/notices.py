@@ -18,9 +18,8 @@ FIRST_SAVED = "Saved your first copy. Later copies are saved quietly: see Recent
 _EXIT = re.compile(r"\s*\(?\b(?:exit code|exit status|returncode|return code)\s*(-?\d+)\)?", re.IGNORECASE)
 _MODULE_PATH = re.compile(r"\b(?:found )?(?:keyring|keyrings)\.[\w.]+(?:, (?:keyring|keyrings)\.[\w.]+)*")
 KEYRING_HELP = ("desktop-memory keeps its encryption key in your desktop's password keyring, which is not "
-                "available. Start and unlock it (GNOME Keyring or KWallet: usually by logging in to your desktop) "
-                "and start desktop-memory again; or, to keep this data folder unencrypted by choice, set "
-                "DESKTOP_MEMORY_ENCRYPTION=off.")
+                "available. Start and unlock it (GNOME Keyring or KWallet: usually by logging in to your desktop); "
+                "or, to keep this data folder unencrypted by choice, set DESKTOP_MEMORY_ENCRYPTION=off.")
 
 
 def needs_attention(message: str, event: CaptureEvent, *, automatic: bool, first: bool, every: bool) -> bool:
@@ -49,7 +48,9 @@ def plain(message: str) -> str:
     """A technical message in words a person can act on: no exit codes, no Python module paths."""
     lowered = message.lower()
     if "keyring" in lowered and ("backends.fail" in lowered or "no usable os keyring" in lowered):
-        return KEYRING_HELP
+        retry = (" Then click here or use Retry in the tray menu." if "Retry in the tray menu" in message
+                 else " Then start desktop-memory again.")
+        return KEYRING_HELP + retry
     text = _EXIT.sub(_exit_words, message)
     text = _MODULE_PATH.sub("no keyring", text)
     return " ".join(text.split())
