@@ -22,6 +22,7 @@ from . import display, kinds
 PAD_X, PAD_Y, ICON, GAP = 12, 8, 28, 10
 MARGIN = 6  # between the row's rounded background and the list's edge
 ELLIPSIS = "…"
+TITLE_CHARS = 90
 _TOKEN = re.compile(r"\S+\s*|\s+")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -73,7 +74,7 @@ def snippet_text(m: Memory, title: str, pattern: re.Pattern[str] | None, code: b
     if not m.title and kinds.kind_of(m) == "email":  # the headers but the subject, then the message
         rest = "\n".join(ln for ln in m.content.splitlines() if not _SUBJECT.match(ln))
     else:
-        rest = m.content if m.title else display.after_title(m.content, title)
+        rest = m.content if m.title else display.after_title(m.content, title.removesuffix(ELLIPSIS).rstrip())
     flat = " ".join(rest.split())
     if pattern and (hit := pattern.search(flat)) and hit.start() > width // 4:
         start = flat.rfind(" ", 0, hit.start() - 40) + 1
@@ -89,7 +90,13 @@ def title_text(m: Memory) -> str:
     word; the snippet goes on from there)."""
     if not m.title and (subject := _SUBJECT.search(m.content)) and kinds.kind_of(m) == "email":
         return " ".join(subject.group(1).split())[:200]
-    return " ".join(display.title_of(m).split())
+    if m.title:
+        return " ".join(m.title.split())
+    line = next((" ".join(ln.split()) for ln in m.content.splitlines() if ln.strip()), "")
+    if len(line) <= TITLE_CHARS:
+        return line or "(empty)"
+    cut = line.rfind(" ", TITLE_CHARS // 2, TITLE_CHARS)
+    return line[: cut if cut > 0 else TITLE_CHARS].rstrip(" ,;:") + " " + ELLIPSIS
 
 
 def layout_flow(items: list[Run], fonts: tuple[QFont, QFont], width: float, max_lines: int

@@ -188,3 +188,45 @@ def test_the_panel_grows_and_shrinks_with_its_results(qtbot, panel) -> None:
     search(qtbot, panel, "shopping")
     assert panel.model.rowCount() < 4 and panel.height() < tall - 100
     assert panel.windowFlags() & Qt.WindowType.FramelessWindowHint
+
+
+def contrast(a, b) -> float:
+    def lum(c) -> float:
+        def ch(v: float) -> float:
+            v /= 255
+            return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+        return 0.2126 * ch(c.red()) + 0.7152 * ch(c.green()) + 0.0722 * ch(c.blue())
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+@pytest.mark.parametrize("dark", [False, True])
+def test_secondary_text_stays_readable_in_light_and_dark(dark) -> None:
+    from PySide6.QtGui import QColor, QPalette
+
+    from desktop_memory.qt.result_row import secondary
+
+    pal = QPalette()
+    pal.setColor(QPalette.ColorRole.Base, QColor("#1e1e1e" if dark else "#ffffff"))
+    pal.setColor(QPalette.ColorRole.Text, QColor("#e6e6e6" if dark else "#1a1a1a"))
+    assert contrast(secondary(pal), pal.color(QPalette.ColorRole.Base)) >= 4.5
+
+
+def test_a_multi_selection_is_not_one_solid_block(qtbot, panel) -> None:
+    from PySide6.QtGui import QPalette
+
+    panel._select_row(0)
+    panel._select_row(1, extend=True)
+    panel._select_row(2, extend=True)
+    qtbot.wait(50)
+    image = panel.list.viewport().grab().toImage()
+    highlight = panel.list.palette().color(QPalette.ColorRole.Highlight)
+    spots = []
+    for row in range(3):
+        rect = panel.list.visualRect(panel.model.index(row))
+        spots.append(image.pixelColor(rect.right() - 12, rect.bottom() - 6))
+    assert all(s != highlight for s in spots)  # tinted, the text keeps its own colour
+    assert spots[2] != spots[0]  # the cursor row stands out from the rest of the selection
+    gap = panel.list.visualRect(panel.model.index(1)).top()
+    assert image.pixelColor(20, gap) != spots[0]  # rows are separated
+    assert not any(isinstance(w, type(panel.hints)) and not w.isEnabled() for w in (panel.hints, panel.status))
