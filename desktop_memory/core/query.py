@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, replace
 
 MAX_TERMS = 48
 _WORD = re.compile(r"\w+", re.UNICODE)
+_TYPING = re.compile(r"(\w+)\*?\Z", re.UNICODE)  # the text ends in a word: it may be half typed
+MIN_PREFIX = 3  # shorter last words stay whole words (a 1-2 letter prefix matches most of a large store)
 _FILTER = re.compile(r"(?<!\S)(source|app|after|before|is|tag|entity):(\S+)|(?<!\S)#([\w\-/.]+)", re.UNICODE)
 
 STOP_WORDS = frozenset(
@@ -302,8 +304,12 @@ def parse(text: str) -> ParsedQuery:
     return ParsedQuery(" ".join("".join(kept).split()), filters)
 
 
-def terms(text: str, *, limit: int = MAX_TERMS) -> list[str]:
-    """Distinct lower-case word tokens without stop words (all tokens if only stop words)."""
+def terms(text: str, *, limit: int = MAX_TERMS, prefix_last: bool = False) -> list[str]:
+    """Distinct lower-case word tokens without stop words (all tokens if only stop words).
+
+    With `prefix_last`, a last word still being typed (the text ends in it, or in `word*`) of at
+    least MIN_PREFIX characters comes back marked with a trailing `*`: `fts_or` makes it a prefix query.
+    """
     seen: dict[str, None] = {}
     for tok in _WORD.findall(text.lower()):
         tok = tok.strip("_")
@@ -311,14 +317,25 @@ def terms(text: str, *, limit: int = MAX_TERMS) -> list[str]:
             seen[tok] = None
     words = list(seen)
     content = [w for w in words if w not in STOP_WORDS]
-    return (content or words)[:limit]
+    out = (content or words)[:limit]
+    typing = _TYPING.search(text.lower()) if prefix_last else None
+    last = typing.group(1).strip("_") if typing else ""
+    if len(last) >= MIN_PREFIX and last in out:
+        out[out.index(last)] = last + "*"
+    return out
 
 
-def fts_match(text: str, *, limit: int = MAX_TERMS) -> str | None:
-    """A safe FTS5 MATCH expression (quoted terms joined by OR), or None if nothing to match."""
-    return fts_or(terms(text, limit=limit)) or None
+def fts_match(text: str, *, limit: int = MAX_TERMS, prefix_last: bool = True) -> str | None:
+    """A safe FTS5 MATCH expression (quoted terms joined by OR, the word being typed also as a prefix), or None."""
+    return fts_or(terms(text, limit=limit, prefix_last=prefix_last)) or None
 
 
 def fts_or(toks: Sequence[str]) -> str:
-    """Terms from `terms` as quoted FTS5 strings joined by OR ('' for none)."""
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in toks)
+    """Terms from `terms` as quoted FTS5 strings joined by OR ('' for none); `word*` becomes `"word"*`."""
+    return " OR ".join(_quoted(t) for t in toks)
+
+
+def _quoted(tok: str) -> str:
+    if tok.endswith("*") and len(tok) > 1:
+        return '"' + tok[:-1].replace('"', '""') + '"*'
+    return '"' + tok.replace('"', '""') + '"'

@@ -82,7 +82,7 @@ class Retrieval:
 
     def _channels(self, text: str, filters: Filters, depth: int) -> tuple[dict[str, float], dict[str, float]]:
         """(keyword scores, semantic cosines) of the candidates, every one passing the filters."""
-        toks = terms(text)
+        toks = terms(text, prefix_last=True)  # the last word may be half typed: also a prefix
         # the semantic side runs on a helper thread while SQLite ranks the keywords (onnxruntime,
         # Chroma and SQLite all release the GIL); the store itself stays on this thread
         index = self.vectors.index  # opened (and reconciled with the store) here, not on the helper

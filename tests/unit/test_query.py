@@ -2,7 +2,7 @@ import apsw
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from desktop_memory.core.query import Filters, fts_match, parse, terms
+from desktop_memory.core.query import Filters, fts_match, fts_or, parse, terms
 
 
 def _fts_db() -> apsw.Connection:
@@ -67,3 +67,59 @@ def test_unknown_or_bad_filter_words_stay_as_text():
 def test_filters_merge():
     merged = Filters(sources=("cli",)).merged(Filters(tags=("x",), pinned_only=True))
     assert merged.sources == ("cli",) and merged.tags == ("x",) and merged.pinned_only
+
+
+def _prefix_db() -> apsw.Connection:
+    db = apsw.Connection(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='porter unicode61')")
+    for body in ("Built in 1870, the lighthouse guided ships", "Lunch with Ana Gonzalez", "Zürich café opens",
+                 "the running club meets", "a happy lighthouse keeper"):
+        db.execute("INSERT INTO t VALUES (?)", (body,))
+    return db
+
+
+PREFIX_DB = _prefix_db()
+
+
+def prefix_rows(text: str) -> list[int]:
+    expr = fts_match(text)
+    return [] if expr is None else [r[0] for r in PREFIX_DB.execute("SELECT rowid FROM t WHERE t MATCH ?", (expr,))]
+
+
+def test_the_last_word_being_typed_matches_as_a_prefix():
+    assert fts_match("lighthou") == '"lighthou"*'
+    assert fts_match("old lighthou") == '"old" OR "lighthou"*'
+    assert fts_match("Gonz") == '"gonz"*'
+    assert prefix_rows("lighthou") == [1, 5] and prefix_rows("lighthous") == [1, 5]
+    assert prefix_rows("Gonz") == [2] and prefix_rows("ana gonza") == [2]
+    assert prefix_rows("Zür") == [3] and prefix_rows("happ") == [5]
+
+
+def test_a_finished_word_is_matched_as_it_is():
+    assert fts_match("lighthouse?") == '"lighthouse"'
+    assert fts_match("lighthou ") == '"lighthou"'
+    assert fts_match("When did Caroline go to the support group?") == '"caroline" OR "go" OR "support" OR "group"'
+    assert prefix_rows("lighthou.") == []
+
+
+def test_short_and_stop_word_endings_are_not_prefixes():
+    assert fts_match("a") == '"a"' and fts_match("go") == '"go"' and fts_match("notes g") == '"notes" OR "g"'
+    assert fts_match("release the") == '"release"'  # a stop word is dropped, the word before it is finished
+    assert fts_match("ship*") == '"ship"*'  # an explicit star asks for a prefix too
+    assert fts_match("***") is None and fts_match("") is None
+
+
+def test_prefix_terms_are_marked_and_quoted_safely():
+    assert terms("old lighthou") == ["old", "lighthou"]  # plain terms are unchanged
+    assert terms("old lighthou", prefix_last=True) == ["old", "lighthou*"]
+    assert terms("lighthou lighthou", prefix_last=True) == ["lighthou*"]
+    assert terms("lighthou light", prefix_last=True) == ["lighthou", "light*"]
+    assert fts_or(['we"ird*', "plain"]) == '"we""ird"* OR "plain"'
+    assert fts_match(" ".join(f"word{i}" for i in range(100))).endswith('"word47"')  # the cut word is not the last
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60))
+def test_any_text_being_typed_is_a_valid_prefix_query(text):
+    prefix_rows(text)
+    prefix_rows(text + "a")
