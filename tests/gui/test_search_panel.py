@@ -230,3 +230,16 @@ def test_a_multi_selection_is_not_one_solid_block(qtbot, panel) -> None:
     gap = panel.list.visualRect(panel.model.index(1)).top()
     assert image.pixelColor(20, gap) != spots[0]  # rows are separated
     assert not any(isinstance(w, type(panel.hints)) and not w.isEnabled() for w in (panel.hints, panel.status))
+
+
+def test_every_prefix_typed_shows_the_engines_results_for_it(qtbot, panel, bridge, engine) -> None:
+    panel.query.clear()
+    for n in range(1, len("lighthou") + 1):
+        typed = "lighthou"[:n]
+        with qtbot.waitSignal(panel.search_finished, timeout=10_000, check_params_cb=lambda q, k, t=typed: q == t):
+            qtbot.keyClicks(panel.query, typed[-1])
+        want = engine(bridge, lambda s, t=typed: [h.memory.id for h in s.search(t, limit=30, record_access=False)])
+        assert [m.id for m in panel.model.memories] == want
+        assert panel.stack.currentWidget() is (panel.list if want else panel.empty)
+        if want:
+            assert panel.list.currentIndex().row() == 0
