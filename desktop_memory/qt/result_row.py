@@ -150,6 +150,14 @@ def layout_flow(items: list[Run], fonts: tuple[QFont, QFont], width: float, max_
     return lines
 
 
+def continued(title: str, shown: list[list[tuple[str, bool, float]]], body: str) -> str:
+    """The snippet going on where the drawn title stopped (a first line too long for the row's width)."""
+    words = title.removesuffix(ELLIPSIS).split()
+    drawn = sum(1 for line in shown for word, _hit, _x in line if word != ELLIPSIS)
+    rest = " ".join(words[drawn:])
+    return f"{rest} {body}" if rest else body
+
+
 def secondary(palette: QPalette) -> QColor:
     """Secondary text: the text colour blended 30 % toward the background (contrast stays above 4.5:1)."""
     text, base = palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Base)
@@ -198,18 +206,33 @@ class RowPainter:
         label, meta = self.meta_parts(m, similar)
         if not label:
             return QRectF()
+        chip_left, title_right = self._title_right(rect, m, similar)
+        return QRectF(chip_left, self._title_top(QRectF(rect), m, query, title_right) - 1,
+                      QFontMetricsF(self.small).horizontalAdvance(label) + 12, self.title_h + 2)
+
+    def _title_right(self, rect: QRect | QRectF, m: Memory, similar: tuple[list[Memory], bool] | None
+                     ) -> tuple[float, float]:
+        """(where the "+N similar" chip starts, where the title must end) on a row's first line."""
+        label, meta = self.meta_parts(m, similar)
         fm = QFontMetricsF(self.small)
-        right = rect.right() - MARGIN - PAD_X - fm.horizontalAdvance(meta) - GAP
-        w = fm.horizontalAdvance(label) + 12
-        return QRectF(right - w, self._title_top(QRectF(rect), m, query) - 1, w, self.title_h + 2)
+        right = self._box(rect, 0).right() - PAD_X - fm.horizontalAdvance(meta) - GAP
+        if not label:
+            return right, right
+        chip_left = right - fm.horizontalAdvance(label) - 12
+        return chip_left, chip_left - GAP
 
     def _box(self, rect: QRect | QRectF, indent: int) -> QRectF:
         return QRectF(rect).adjusted(MARGIN + indent, MARGIN / 3, -MARGIN, -MARGIN / 3)
 
-    def _title_top(self, rect: QRectF, m: Memory, query: str) -> float:
-        """The title line's top: at the top, or in the middle of the row when there is no snippet."""
+    def _title_top(self, rect: QRectF, m: Memory, query: str, title_right: float) -> float:
+        """The title line's top: at the top, or in the middle of the row when the title is all there is (no snippet,
+        and it fits the line)."""
         box = self._box(rect, 0)
-        if snippet_text(m, title_text(m), highlight_pattern(query), kinds.kind_of(m) == "code").strip():
+        title = title_text(m)
+        left = box.left() + PAD_X - 4 + ICON + GAP
+        too_long = QFontMetricsF(self.title_bold).horizontalAdvance(title) > title_right - left
+        if too_long or title.endswith(ELLIPSIS) or snippet_text(m, title, highlight_pattern(query),
+                                                                  kinds.kind_of(m) == "code").strip():
             return box.top() + PAD_Y
         return box.top() + (box.height() - self.title_h) / 2
 
@@ -242,15 +265,16 @@ class RowPainter:
         small = QFontMetricsF(self.small)
         code = kind == "code"
         body = snippet_text(m, title_text(m), pattern, code)
-        top = self._title_top(QRectF(rect), m, query)  # a title alone sits in the middle of its row
-        icon_y = box.top() + (box.height() - ICON) / 2 if not body.strip() else box.top() + PAD_Y + 1
+        _chip_left, title_right = self._title_right(rect, m, similar)
+        top = self._title_top(QRectF(rect), m, query, title_right)  # a title alone sits in the middle of its row
+        centred = top > box.top() + PAD_Y
+        icon_y = box.top() + (box.height() - ICON) / 2 if centred else box.top() + PAD_Y + 1
         p.drawPixmap(QPointF(box.left() + PAD_X - 4, icon_y), kinds.icon(kind, ICON, dpr, dark))
         p.setFont(self.small)
         p.setPen(dim)
         meta_w = small.horizontalAdvance(meta)
         base = top + (self.title_h - small.height()) / 2 + small.ascent()
         p.drawText(QPointF(right - meta_w, base), meta)
-        title_right = right - meta_w - GAP
         if label:
             chip = self.similar_rect(rect, m, similar, query)
             pill = QColor(accent)
@@ -260,10 +284,12 @@ class RowPainter:
             p.drawRoundedRect(chip, chip.height() / 2, chip.height() / 2)
             p.setPen(text)
             p.drawText(chip, Qt.AlignmentFlag.AlignCenter, label)
-            title_right = chip.left() - GAP
         # the title: one line, cut at a word boundary, matched words bold and marked
-        self._flow(p, runs(title_text(m), pattern), (self.title_font, self.title_bold), left, top,
-                   title_right - left, 1, self.title_h, text, accent, strike=m.forgotten)
+        title = title_text(m)
+        shown = self._flow(p, runs(title, pattern), (self.title_font, self.title_bold), left, top,
+                           title_right - left, 1, self.title_h, text, accent, strike=m.forgotten)
+        if not centred and not code and not body.startswith(ELLIPSIS) and not m.title and kind != "email":
+            body = continued(title, shown, body)
         # the snippet: two lines; code keeps its lines, in monospace
         y = top + self.title_h + 2
         if code:
@@ -277,9 +303,9 @@ class RowPainter:
 
     def _flow(self, p: QPainter, items: list[Run], fonts: tuple[QFont, QFont], left: float, top: float, width: float,
               max_lines: int, line_h: float, color: QColor, accent: QColor, *, strike: bool = False,
-              keep_spaces: bool = False) -> None:
+              keep_spaces: bool = False) -> list[list[tuple[str, bool, float]]]:
         if width <= 20:
-            return
+            return []
         # code keeps its indentation and is cut by characters at the right edge
         lines = _code_line(items, fonts, width) if keep_spaces else layout_flow(items, fonts, width, max_lines)
         mark = QColor(accent)
@@ -299,6 +325,7 @@ class RowPainter:
                 p.setPen(color)
                 p.drawText(QPointF(left + x, base + (line_h - fm.height()) / 2 + fm.ascent()), word)
                 font.setStrikeOut(False)
+        return lines
 
 
 def _code_line(items: list[Run], fonts: tuple[QFont, QFont], width: float) -> list[list[tuple[str, bool, float]]]:
