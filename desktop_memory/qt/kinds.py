@@ -18,11 +18,13 @@ _EMAIL_ADDR = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
 _CHAT = re.compile(r"^\s*\[?\d{1,2}:\d{2}(?::\d{2})?\]?\s*[\w .'-]{1,30}:", re.MULTILINE)
 _PHONE = re.compile(r"(\+\d[\d ()-]{7,}\d)")
 _POSTCODE = re.compile(r"\b\d{4,5}\b")
-_CODE_LINE = re.compile(
-    r"^\s*(def |class |import |from \S+ import|return\b|if .*:$|for .*:$|while .*:$|try:|except\b|function\b|"
-    r"const |let |var |public |private |#include|SELECT\b|FROM\b|WHERE\b|GROUP BY|ORDER BY|INSERT\b|UPDATE\b|"
-    r"git |npm |pip |docker |kubectl |cd |ls |sudo |make |\$ |[}\])];?$)|[;{]\s*$|=>|::|\)\s*\{",
-    re.IGNORECASE,
+_CODE_START = re.compile(  # a line that starts like code or a command
+    r"^\s*(def \w+\(|class \w+[(:]|import \w|from \S+ import|return\b|try:|except\b|function\b|"
+    r"const \w+ =|let \w+ =|var \w+ =|public |private |#include|SELECT\b|INSERT INTO\b|UPDATE \w+ SET\b|"
+    r"git |npm |pip |docker |kubectl |sudo |\$ )",
+)
+_CODE_LINE = re.compile(  # lines of a block of code
+    r"^\s*(if .*:$|for .*:$|while .*:$|FROM\b|WHERE\b|GROUP BY|ORDER BY|LIMIT\b|[}\])];?$)|[;{]\s*$|=>|::|\)\s*\{",
 )
 _HUES = {"link": 210, "code": 270, "email": 30, "person": 150, "chat": 190, "list": 95, "note": 45}
 
@@ -37,9 +39,10 @@ def kind_of(m: Memory) -> str:
         return "email"
     if len(_CHAT.findall(text)) >= 2:
         return "chat"
-    code = sum(1 for ln in lines if _CODE_LINE.search(ln))
-    if lines and (code >= max(1, len(lines) // 2) or (len(lines) >= 3 and code >= 2
-                                                       and any(ln.startswith(("    ", "\t")) for ln in lines))):
+    starts = sum(1 for ln in lines if _CODE_START.search(ln))
+    code = sum(1 for ln in lines if _CODE_START.search(ln) or _CODE_LINE.search(ln))
+    if starts and (len(lines) == 1 or code >= max(2, (len(lines) + 1) // 2)
+                   or (code >= 2 and any(ln.startswith(("    ", "\t")) for ln in lines))):
         return "code"
     if 2 <= len(lines) <= 7 and all(len(ln) < 60 for ln in lines) and (_PHONE.search(text) or
                                                                         (_POSTCODE.search(text) and len(lines) >= 3)):
