@@ -27,7 +27,8 @@ from ..engine.store import Store
 from ..engine.vectors import VectorIndex
 from . import capture, maintenance
 from .enrichment import EnrichmentControl
-from .ingest import IMPORT_BATCH, IMPORT_BATCH_BYTES, AddResult, ImportReport, Ingest
+from .importing import IMPORT_BATCH, IMPORT_BATCH_BYTES, Importer, ImportReport
+from .ingest import AddResult, Ingest
 from .lifecycle import Lifecycle
 from .ownership import DB_NAME, Ownership, serves_the_person
 from .retrieval import Reranker, Retrieval
@@ -55,6 +56,7 @@ class MemoryService:
         self._embed_lane = ThreadPoolExecutor(1, thread_name_prefix="dm-embed-lane")  # queries; imports ahead
         self.vector_sync = VectorSync(folder, store, self.embedder, self.foreground)
         self.ingest = Ingest(store, settings, self.embedder, self.vector_sync, self._embed_lane)
+        self.importer = Importer(self.ingest)
         self.vector_sync.on_reembed = self.ingest.forget_recent
         self.retrieval = Retrieval(store, settings, self.embedder, self.vector_sync, self.ranking,
                                    self._embed_lane, rerank)
@@ -79,11 +81,6 @@ class MemoryService:
         self._own.settings = new
         for part in self._parts:
             part.settings = new
-
-    @property
-    def open_notes(self) -> list[str]:
-        """What opening the folder repaired or set aside, for front ends."""
-        return self._own.open_notes
 
     @property
     def vectors(self) -> VectorIndex:
@@ -143,8 +140,8 @@ class MemoryService:
     @serves_the_person
     def import_records(self, lines: Iterable[str | bytes | records.Overlong], *,
                        progress: Callable[[ImportReport], None] | None = None) -> ImportReport:
-        """Import JSON Lines; bad lines are reported with their numbers and skipped (see Ingest.import_records)."""
-        return self.ingest.import_records(lines, progress=progress)
+        """Import JSON Lines; bad lines are reported with their numbers and skipped (see Importer.import_records)."""
+        return self.importer.import_records(lines, progress=progress)
 
     # -- searching ----------------------------------------------------------------------------
     @serves_the_person

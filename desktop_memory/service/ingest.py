@@ -1,7 +1,7 @@
-"""Adding memories: one text (`add`) or JSON Lines (`import_records`), normalised, redacted, deduplicated.
+"""Adding memories: one text at a time (`add`, a capture) or in batches (service/importing.py).
 
 `Ingest` receives its collaborators (store, settings, embedder, vector sync, the embedding lane);
-what it decides per text (duplicate, extension, look-alike) is in `_dedupe`, `_insert` and
+what it decides per text (duplicate, extension, look-alike) is in `dedupe`, `_insert` and
 `_extension_of`.
 """
 
@@ -10,25 +10,23 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..core.errors import DesktopMemoryError, InvalidInput
-from ..core.models import Memory, Version, from_iso
+from ..core.errors import DesktopMemoryError
+from ..core.models import Memory, Version
 from ..core.redact import redact
-from ..core.text import check_content, clean_tags, content_hash, decode, first_line
-from ..engine import failures, records
+from ..core.text import check_content, clean_tags, content_hash, first_line
+from ..engine import records
 from ..engine.embed import Embedder
 from ..engine.settings import Settings
 from ..engine.store import Store
 from . import vector_sync
 from .vector_sync import VectorSync, no_vectors
 
-IMPORT_BATCH = 256
-IMPORT_BATCH_BYTES = 8 * 1024 * 1024  # and at most this much text per batch (two are in flight): bounded memory
 EXTEND_WINDOW_S = 5 * 60  # a capture extending the previous one from its source within this replaces it
 
 
@@ -46,52 +44,11 @@ class AddResult:
 
 
 @dataclass
-class ImportReport:
-    """Counts of an import, and each bad line with its number and reason."""
-
-    added: int = 0  # new memories with no look-alike
-    duplicates: int = 0  # exact repeats of a stored text (bumped)
-    related: int = 0  # new memories grouped with a look-alike (kept, not merged)
-    redacted: int = 0
-    errors: list[tuple[int, str]] = field(default_factory=list)
-
-    @property
-    def stored(self) -> int:
-        """Records acknowledged: new memories (related or not) and duplicates."""
-        return self.added + self.related + self.duplicates
-
-    def count(self, result: AddResult) -> None:
-        """Count one stored record."""
-        if result.status == "added":
-            self.added += 1
-        elif result.status == "related":
-            self.related += 1
-        else:
-            self.duplicates += 1
-        self.redacted += sum(result.redactions.values())
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"added": self.added, "duplicates": self.duplicates, "related": self.related,
-                "redacted": self.redacted, "errors": [{"line": n, "error": e} for n, e in self.errors]}
-
-
-@dataclass
-class _Prepared:
+class Prepared:
     line: int
     memory: Memory
     redactions: dict[str, int]
     versions: list[Version] = field(default_factory=list)  # earlier texts an import carries back
-
-
-@dataclass
-class _Batch:
-    """One import batch between its embedding (on the lane) and its commit."""
-
-    results: list[AddResult]
-    fresh: list[_Prepared]
-    later: list[_Prepared]
-    vectors: Future[np.ndarray] | None
-    lines: list[_Prepared]
 
 
 def _redact_json(value: Any, counts: dict[str, int]) -> Any:
@@ -163,24 +120,24 @@ class Ingest:
     def add(self, content: str | bytes, *, source: str = "manual", **fields: Any) -> AddResult:
         """Remember one text; it is searchable on return (its vector may wait in the queue)."""
         memory, counts = self.prepare(content, source=source, **fields)
-        return self._store_batch([_Prepared(0, memory, counts)])[0]
+        return self._store_batch([Prepared(0, memory, counts)])[0]
 
     def store_prepared(self, memory: Memory, counts: dict[str, int]) -> AddResult:
         """Store a memory `prepare` made (a capture that passed its rules), like `add`."""
-        return self._store_batch([_Prepared(0, memory, counts)])[0]
+        return self._store_batch([Prepared(0, memory, counts)])[0]
 
-    def _store_batch(self, prepared: list[_Prepared]) -> list[AddResult]:
+    def _store_batch(self, prepared: list[Prepared]) -> list[AddResult]:
         """Dedupe, embed, relate look-alikes and commit one batch (`add`).
 
         The vectors stay queued for Chroma until PENDING_FLUSH wait (or the service closes): Chroma's
         upsert of one vector costs ~16 ms at 100k memories, of 32 little more. Searches meanwhile
         score queued memories from their vector copies, so a new memory is found by meaning at once.
         """
-        results, fresh, later = self._dedupe(prepared, set())
+        results, fresh, later = self.dedupe(prepared, set())
         if fresh:
             self.vectors.embedding_ready()
         vecs = self.embedder.encode([p.memory.content for p in fresh]) if fresh else no_vectors()
-        results += self._commit(fresh, vecs, later, index=False, extend=True)
+        results += self.commit(fresh, vecs, later, index=False, extend=True)
         flush = vector_sync.PENDING_FLUSH
         if len(self.store.queued_upserts(flush)) >= flush:
             self.vectors.write_waiting()  # committed: a full disk now must not fail the add
@@ -243,14 +200,14 @@ class Ingest:
             self.store.update(existing.id, family_id=existing.id)
         new.family_id = existing.family_id
 
-    def _dedupe(self, prepared: list[_Prepared], in_flight: set[str]
-                ) -> tuple[list[AddResult], list[_Prepared], list[_Prepared]]:
+    def dedupe(self, prepared: list[Prepared], in_flight: set[str]
+                ) -> tuple[list[AddResult], list[Prepared], list[Prepared]]:
         """Bump exact duplicates of stored memories; returns (their results, texts to embed, texts
-        whose hash is `in_flight` in a batch not committed yet or repeats one of `prepared`: `_commit`
+        whose hash is `in_flight` in a batch not committed yet or repeats one of `prepared`: `commit`
         checks these again once the text they repeat is stored)."""
         results: list[AddResult] = []
-        fresh: list[_Prepared] = []
-        later: list[_Prepared] = []
+        fresh: list[Prepared] = []
+        later: list[Prepared] = []
         first: set[str] = set()
         with self.store.transaction():
             for p in prepared:
@@ -269,7 +226,7 @@ class Ingest:
         for v in versions:
             self.store.add_version(memory_id, v)
 
-    def _commit(self, fresh: list[_Prepared], vecs: np.ndarray, later: Sequence[_Prepared] = (),
+    def commit(self, fresh: list[Prepared], vecs: np.ndarray, later: Sequence[Prepared] = (),
                 *, index: bool = True, extend: bool = False) -> list[AddResult]:
         """Insert every distinct text (look-alikes related to the memory they resemble) with its vector
         copy, then the repeats in `later`, then index the vectors (or, without `index`, leave them
@@ -280,14 +237,14 @@ class Ingest:
         if fresh:
             results += self._insert(fresh, vecs, to_index, extend)
         if later:  # repeats of texts stored just now (this batch or the one before)
-            more, unseen, again = self._dedupe(list(later), set())
+            more, unseen, again = self.dedupe(list(later), set())
             results += more
             if unseen:  # a text the batch before it did not store after all: embedded now
                 self.vectors.embedding_ready()
                 vecs = self.embedder.encode([p.memory.content for p in unseen])
                 results += self._insert(unseen, vecs, to_index, extend)
             if again:
-                more, _, _ = self._dedupe(again, set())
+                more, _, _ = self.dedupe(again, set())
                 results += more
         if index:
             self.vectors.index_and_dequeue(to_index)
@@ -295,7 +252,7 @@ class Ingest:
             self.on_stored()  # committed: new or changed texts wait for enrichment
         return results
 
-    def _insert(self, fresh: list[_Prepared], vecs: np.ndarray, to_index: dict[str, np.ndarray],
+    def _insert(self, fresh: list[Prepared], vecs: np.ndarray, to_index: dict[str, np.ndarray],
                 extend: bool) -> list[AddResult]:
         """One transaction: each text extends, joins a family of look-alikes, or starts its own."""
         results: list[AddResult] = []
@@ -342,139 +299,3 @@ class Ingest:
             return self.store.get(memory_id)
         except DesktopMemoryError:
             return None
-
-    # -- JSON Lines ---------------------------------------------------------------------------
-    def import_records(self, lines: Iterable[str | bytes | records.Overlong], *,
-                       progress: Callable[[ImportReport], None] | None = None) -> ImportReport:
-        """Import JSON Lines; bad lines are reported with their numbers and skipped.
-
-        Each line is checked by engine/records.py; a line longer than the line limit (or an `Overlong`
-        that `records.read_lines` skipped unread) is reported and skipped. Batches hold at most
-        IMPORT_BATCH records and IMPORT_BATCH_BYTES characters of text, and are pipelined: while one
-        batch is committed, the next is read, deduplicated and embedded on the embedding lane. Every
-        batch is committed before `progress` acknowledges it. A full disk, a read-only folder or a
-        damaged database stops the import with a StorageError that says how many records were stored
-        and after which line nothing was.
-        """
-        report = ImportReport()
-        limit = records.line_limit(self.settings.max_bytes)
-        batch: list[_Prepared] = []
-        size = 0  # characters of text in `batch`
-        waiting: list[_Batch] = []
-        through = 0  # the last line of the last batch acknowledged
-
-        def finish() -> None:
-            nonlocal through
-            b = waiting.pop()
-            vecs = b.vectors.result() if b.vectors is not None else no_vectors()
-            for r in b.results + self._commit(b.fresh, vecs, b.later):
-                report.count(r)
-            through = b.lines[-1].line
-            if progress:
-                progress(report)
-
-        def flush() -> None:
-            nonlocal size
-            in_flight = {p.memory.content_hash for p in waiting[0].fresh} if waiting else set()
-            results, fresh, later = self._dedupe(batch, in_flight)
-            vectors = None
-            if fresh:
-                self.vectors.embedding_ready()
-                vectors = self.embed_lane.submit(self.embedder.encode, [p.memory.content for p in fresh])
-            if waiting:
-                finish()
-            waiting.append(_Batch(results, fresh, later, vectors, list(batch)))
-            batch.clear()
-            size = 0
-
-        try:
-            for number, raw in enumerate(lines, start=1):
-                if (p := self._line(number, raw, limit, report)) is None:
-                    continue
-                batch.append(p)
-                size += len(p.memory.content) + sum(len(v.content) for v in p.versions)
-                if len(batch) >= IMPORT_BATCH or size >= IMPORT_BATCH_BYTES:
-                    flush()
-            if batch:
-                flush()
-            if waiting:
-                finish()
-        except Exception as exc:
-            unacknowledged = [p for b in waiting for p in b.lines] + batch
-            error = failures.storage_error(exc, detail=self._how_far(report, through, unacknowledged))
-            if error is None:
-                raise
-            raise error from exc
-        finally:  # after an error, let the batch being embedded finish before the engine is used again
-            for b in waiting:
-                if b.vectors is not None:
-                    wait([b.vectors])
-        return report
-
-    def _line(self, number: int, raw: str | bytes | records.Overlong, limit: int,
-              report: ImportReport) -> _Prepared | None:
-        """One line prepared, or None (blank, or bad: its error added to the report)."""
-        if isinstance(raw, records.Overlong) or len(raw) > limit:
-            too_long = raw if isinstance(raw, records.Overlong) else records.Overlong(len(raw), limit)
-            report.errors.append((number, too_long.reason()))
-            return None
-        if isinstance(raw, bytes):
-            raw = decode(raw)
-        if not raw.strip():
-            return None
-        try:
-            return _Prepared(number, *self._record(raw))
-        except InvalidInput as exc:
-            report.errors.append((number, str(exc)))
-            return None
-
-    def _how_far(self, report: ImportReport, through: int, unacknowledged: list[_Prepared]) -> str:
-        """How far an import that stopped got: what is stored (acknowledged or not) and where it ended."""
-        stored = report.stored
-        contiguous = last = through  # every good line up to `contiguous` is stored; none after `last`
-        gap = False
-        for p in sorted(unacknowledged, key=lambda p: p.line):
-            try:
-                kept = self.store.by_hash(p.memory.content_hash) is not None
-            except Exception:  # noqa: BLE001 - the database may not even answer now
-                kept = False
-            if kept:
-                stored += 1
-                last = p.line
-                contiguous = contiguous if gap else p.line
-            gap = gap or not kept
-        if not last:
-            return "no record of this import was stored"
-        if contiguous == last:
-            return f"{stored:,} record(s) were stored, nothing after line {last:,} was imported"
-        return (f"{stored:,} record(s) were stored (every one up to line {contiguous:,}, some up to line "
-                f"{last:,}); nothing after line {last:,} was imported")
-
-    def _record(self, raw: str) -> tuple[Memory, dict[str, int], list[Version]]:
-        """One import line, validated (engine/records.py), then prepared like any text given to `add`."""
-        rec = records.parse_line(raw)
-        return *self.prepare(
-            rec.content, source=rec.source or "import", title=rec.title, tags=rec.tags, pinned=rec.pinned,
-            metadata=rec.metadata, created_at=rec.created_at, source_app=rec.source_app,
-            source_url=rec.source_url, importance=rec.importance,
-        ), self._import_versions([v.model_dump() for v in rec.versions])
-
-    def _import_versions(self, raw: Any) -> list[Version]:
-        """The "versions" of an exported record (earlier texts), normalised and redacted like content."""
-        if raw in (None, []):
-            return []
-        shape = '"versions" must be a list of {"content", "created_at", "replaced_at"} objects'
-        if not isinstance(raw, list) or not all(isinstance(v, dict) for v in raw):
-            raise InvalidInput(shape)
-        out: list[Version] = []
-        for v in raw:
-            if not isinstance(v.get("content"), str):
-                raise InvalidInput(shape)
-            red = redact(check_content(v["content"], self.settings.max_bytes))
-            try:
-                created, replaced = (from_iso(str(v[k])) if v.get(k) else time.time()
-                                     for k in ("created_at", "replaced_at"))
-            except (ValueError, OverflowError, OSError):
-                raise InvalidInput(f'{shape}; the times in ISO 8601') from None
-            out.append(Version(0, red.text, content_hash(red.text), created, replaced, red.total))
-        return out

@@ -148,7 +148,7 @@ def test_growing_text_from_one_source_within_the_window_is_one_memory_with_versi
 
 
 def test_exact_duplicates_inside_and_across_batches_import_completely(real_service, monkeypatch) -> None:
-    import desktop_memory.service.ingest as service_module
+    import desktop_memory.service.importing as service_module
 
     monkeypatch.setattr(service_module, "IMPORT_BATCH", 16)  # several pipelined batches
     chat = ["Hey!", "Thanks!", "ok", "Sounds good, see you at 6", "Hey!", "Thanks!", "lol"]

@@ -201,7 +201,7 @@ def test_plain_lines_over_the_limit_are_refused_too(fake_service):
 
 # -- batches bounded by bytes -------------------------------------------------------------------
 def test_import_batches_are_bounded_by_bytes(fake_service, monkeypatch):
-    import desktop_memory.service.ingest as service_module
+    import desktop_memory.service.importing as service_module
 
     sizes: list[int] = []
     real = fake_service.embedder.encode

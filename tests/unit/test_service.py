@@ -116,7 +116,7 @@ def test_purge_removes_versions_too(fake_service):
 
 
 def test_exact_duplicates_inside_one_batch_and_across_batches_import_completely(fake_service, monkeypatch):
-    import desktop_memory.service.ingest as service_module
+    import desktop_memory.service.importing as service_module
 
     monkeypatch.setattr(service_module, "IMPORT_BATCH", 4)
     texts = ["Hey!", "Thanks!", "Hey!", "see you at 5", "Hey!", "Thanks!", "new line one", "Hey!",
@@ -415,7 +415,7 @@ def test_a_pending_vector_write_cannot_outlive_a_purge_or_an_edit(fake_service):
 
 
 def test_a_pipelined_import_dedupes_across_batches_and_acknowledges_committed_work(fake_service, monkeypatch):
-    import desktop_memory.service.ingest as service_module
+    import desktop_memory.service.importing as service_module
 
     monkeypatch.setattr(service_module, "IMPORT_BATCH", 3)
     words = ["apple", "banana", "cherry", "damson", "elder", "fig", "grape", "hazel"]
@@ -444,7 +444,7 @@ class FailsOnSecondBatch(FakeEmbedder):
 
 
 def test_an_import_that_fails_keeps_the_batches_committed_before(tmp_path, monkeypatch):
-    import desktop_memory.service.ingest as service_module
+    import desktop_memory.service.importing as service_module
 
     monkeypatch.setattr(service_module, "IMPORT_BATCH", 2)
     with MemoryService(tmp_path / "data", embedder=FailsOnSecondBatch()) as svc:

@@ -19,6 +19,7 @@ from desktop_memory.engine.foreground import Foreground
 from desktop_memory.engine.settings import Settings
 from desktop_memory.engine.store import Store
 from desktop_memory.service.enrichment import EnrichmentControl
+from desktop_memory.service.importing import Importer
 from desktop_memory.service.ingest import Ingest
 from desktop_memory.service.lifecycle import Lifecycle
 from desktop_memory.service.ownership import Ownership
@@ -69,13 +70,13 @@ def test_vector_sync_drains_the_queue_and_scores_from_the_copies(parts):
     assert parts.vectors.index.vectors([b.id])[b.id] @ FakeEmbedder().encode_query("delta epsilon zeta") > 0.999
 
 
-def test_ingest_adds_dedupes_and_imports(parts):
+def test_ingest_adds_and_dedupes_and_the_importer_imports_through_it(parts):
     first = parts.ingest.add("the deploy runs at noon", source="CLI", tags=["#Ops", "ops"])
     assert first.status == "added" and first.memory.source == "cli" and first.memory.tags == ["ops"]
     assert parts.ingest.add("the   deploy runs at noon").status == "duplicate"
     lines = [json.dumps({"content": "standup notes for monday"}), "not json", "",
              json.dumps({"content": "the deploy runs at noon"})]
-    report = parts.ingest.import_records(lines)
+    report = Importer(parts.ingest).import_records(lines)
     assert (report.added, report.duplicates, [n for n, _ in report.errors]) == (1, 1, [2])
     assert parts.store.count() == 2
 

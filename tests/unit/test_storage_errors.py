@@ -70,7 +70,7 @@ def test_other_errors_are_left_alone():
 
 def test_an_import_that_fills_the_disk_says_how_far_it_got_and_keeps_what_it_acknowledged(fake_service,
                                                                                          monkeypatch):
-    import desktop_memory.service.ingest as service_module
+    import desktop_memory.service.importing as service_module
 
     monkeypatch.setattr(service_module, "IMPORT_BATCH", 4)
     lines = [json.dumps({"content": f"ledger entry {i}: paid invoice {1000 + i} " + "detail " * 300})

@@ -1,0 +1,211 @@
+"""Importing JSON Lines: pipelined batches of records, each line checked, every batch acknowledged once
+committed; a failure says how far the import got.
+
+`Importer` drives the ingest component (service/ingest.py): its dedupe and commit steps, its embedder
+on the embedding lane.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..core.errors import InvalidInput
+from ..core.models import Memory, Version, from_iso
+from ..core.redact import redact
+from ..core.text import check_content, content_hash, decode
+from ..engine import failures, records
+from .ingest import AddResult, Ingest, Prepared
+from .vector_sync import no_vectors
+
+IMPORT_BATCH = 256
+IMPORT_BATCH_BYTES = 8 * 1024 * 1024  # and at most this much text per batch (two are in flight): bounded memory
+
+
+@dataclass
+class ImportReport:
+    """Counts of an import, and each bad line with its number and reason."""
+
+    added: int = 0  # new memories with no look-alike
+    duplicates: int = 0  # exact repeats of a stored text (bumped)
+    related: int = 0  # new memories grouped with a look-alike (kept, not merged)
+    redacted: int = 0
+    errors: list[tuple[int, str]] = field(default_factory=list)
+
+    @property
+    def stored(self) -> int:
+        """Records acknowledged: new memories (related or not) and duplicates."""
+        return self.added + self.related + self.duplicates
+
+    def count(self, result: AddResult) -> None:
+        """Count one stored record."""
+        if result.status == "added":
+            self.added += 1
+        elif result.status == "related":
+            self.related += 1
+        else:
+            self.duplicates += 1
+        self.redacted += sum(result.redactions.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"added": self.added, "duplicates": self.duplicates, "related": self.related,
+                "redacted": self.redacted, "errors": [{"line": n, "error": e} for n, e in self.errors]}
+
+
+@dataclass
+class _Batch:
+    """One import batch between its embedding (on the lane) and its commit."""
+
+    results: list[AddResult]
+    fresh: list[Prepared]
+    later: list[Prepared]
+    vectors: Future[np.ndarray] | None
+    lines: list[Prepared]
+
+
+class Importer:
+    """JSON Lines into the store, through the ingest pipeline."""
+
+    def __init__(self, ingest: Ingest) -> None:
+        self.ingest = ingest
+
+    def import_records(self, lines: Iterable[str | bytes | records.Overlong], *,
+                       progress: Callable[[ImportReport], None] | None = None) -> ImportReport:
+        """Import JSON Lines; bad lines are reported with their numbers and skipped.
+
+        Each line is checked by engine/records.py; a line longer than the line limit (or an `Overlong`
+        that `records.read_lines` skipped unread) is reported and skipped. Batches hold at most
+        IMPORT_BATCH records and IMPORT_BATCH_BYTES characters of text, and are pipelined: while one
+        batch is committed, the next is read, deduplicated and embedded on the embedding lane. Every
+        batch is committed before `progress` acknowledges it. A full disk, a read-only folder or a
+        damaged database stops the import with a StorageError that says how many records were stored
+        and after which line nothing was.
+        """
+        ingest = self.ingest
+        report = ImportReport()
+        limit = records.line_limit(self.ingest.settings.max_bytes)
+        batch: list[Prepared] = []
+        size = 0  # characters of text in `batch`
+        waiting: list[_Batch] = []
+        through = 0  # the last line of the last batch acknowledged
+
+        def finish() -> None:
+            nonlocal through
+            b = waiting.pop()
+            vecs = b.vectors.result() if b.vectors is not None else no_vectors()
+            for r in b.results + ingest.commit(b.fresh, vecs, b.later):
+                report.count(r)
+            through = b.lines[-1].line
+            if progress:
+                progress(report)
+
+        def flush() -> None:
+            nonlocal size
+            in_flight = {p.memory.content_hash for p in waiting[0].fresh} if waiting else set()
+            results, fresh, later = ingest.dedupe(batch, in_flight)
+            vectors = None
+            if fresh:
+                ingest.vectors.embedding_ready()
+                vectors = ingest.embed_lane.submit(ingest.embedder.encode, [p.memory.content for p in fresh])
+            if waiting:
+                finish()
+            waiting.append(_Batch(results, fresh, later, vectors, list(batch)))
+            batch.clear()
+            size = 0
+
+        try:
+            for number, raw in enumerate(lines, start=1):
+                if (p := self._line(number, raw, limit, report)) is None:
+                    continue
+                batch.append(p)
+                size += len(p.memory.content) + sum(len(v.content) for v in p.versions)
+                if len(batch) >= IMPORT_BATCH or size >= IMPORT_BATCH_BYTES:
+                    flush()
+            if batch:
+                flush()
+            if waiting:
+                finish()
+        except Exception as exc:
+            unacknowledged = [p for b in waiting for p in b.lines] + batch
+            error = failures.storage_error(exc, detail=self._how_far(report, through, unacknowledged))
+            if error is None:
+                raise
+            raise error from exc
+        finally:  # after an error, let the batch being embedded finish before the engine is used again
+            for b in waiting:
+                if b.vectors is not None:
+                    wait([b.vectors])
+        return report
+
+    def _line(self, number: int, raw: str | bytes | records.Overlong, limit: int,
+              report: ImportReport) -> Prepared | None:
+        """One line prepared, or None (blank, or bad: its error added to the report)."""
+        if isinstance(raw, records.Overlong) or len(raw) > limit:
+            too_long = raw if isinstance(raw, records.Overlong) else records.Overlong(len(raw), limit)
+            report.errors.append((number, too_long.reason()))
+            return None
+        if isinstance(raw, bytes):
+            raw = decode(raw)
+        if not raw.strip():
+            return None
+        try:
+            return Prepared(number, *self._record(raw))
+        except InvalidInput as exc:
+            report.errors.append((number, str(exc)))
+            return None
+
+    def _how_far(self, report: ImportReport, through: int, unacknowledged: list[Prepared]) -> str:
+        """How far an import that stopped got: what is stored (acknowledged or not) and where it ended."""
+        stored = report.stored
+        contiguous = last = through  # every good line up to `contiguous` is stored; none after `last`
+        gap = False
+        for p in sorted(unacknowledged, key=lambda p: p.line):
+            try:
+                kept = self.ingest.store.by_hash(p.memory.content_hash) is not None
+            except Exception:  # noqa: BLE001 - the database may not even answer now
+                kept = False
+            if kept:
+                stored += 1
+                last = p.line
+                contiguous = contiguous if gap else p.line
+            gap = gap or not kept
+        if not last:
+            return "no record of this import was stored"
+        if contiguous == last:
+            return f"{stored:,} record(s) were stored, nothing after line {last:,} was imported"
+        return (f"{stored:,} record(s) were stored (every one up to line {contiguous:,}, some up to line "
+                f"{last:,}); nothing after line {last:,} was imported")
+
+    def _record(self, raw: str) -> tuple[Memory, dict[str, int], list[Version]]:
+        """One import line, validated (engine/records.py), then prepared like any text given to `add`."""
+        rec = records.parse_line(raw)
+        return *self.ingest.prepare(
+            rec.content, source=rec.source or "import", title=rec.title, tags=rec.tags, pinned=rec.pinned,
+            metadata=rec.metadata, created_at=rec.created_at, source_app=rec.source_app,
+            source_url=rec.source_url, importance=rec.importance,
+        ), self._import_versions([v.model_dump() for v in rec.versions])
+
+    def _import_versions(self, raw: Any) -> list[Version]:
+        """The "versions" of an exported record (earlier texts), normalised and redacted like content."""
+        if raw in (None, []):
+            return []
+        shape = '"versions" must be a list of {"content", "created_at", "replaced_at"} objects'
+        if not isinstance(raw, list) or not all(isinstance(v, dict) for v in raw):
+            raise InvalidInput(shape)
+        out: list[Version] = []
+        for v in raw:
+            if not isinstance(v.get("content"), str):
+                raise InvalidInput(shape)
+            red = redact(check_content(v["content"], self.ingest.settings.max_bytes))
+            try:
+                created, replaced = (from_iso(str(v[k])) if v.get(k) else time.time()
+                                     for k in ("created_at", "replaced_at"))
+            except (ValueError, OverflowError, OSError):
+                raise InvalidInput(f'{shape}; the times in ISO 8601') from None
+            out.append(Version(0, red.text, content_hash(red.text), created, replaced, red.total))
+        return out
