@@ -89,6 +89,7 @@ class SearchWindow(QWidget):
         self.budget, self.fmt, self.hotkey = settings.context_budget, settings.context_format, hotkey
         self._forgotten: list[str] = []
         self._want_id: str | None = None
+        self._keep_ids: list[str] = []  # a selection to keep across the next results (pinning re-sorts)
         self._navigated = False  # moved in the list with the arrows since the last typed character
         self.setWindowTitle(TITLE)
         # a launcher panel: no title bar, above other windows, rounded (painted, and masked where there is no
@@ -348,11 +349,15 @@ class SearchWindow(QWidget):
 
     def _show_results(self, query: str, hits: list[Hit]) -> None:
         want, self._want_id = self._want_id, None  # a fresh query starts at the first row
+        keep, self._keep_ids = set(self._keep_ids), []
         self.model.set_results(query, [h.memory for h in hits], {h.memory.id: h.similar for h in hits})
         if hits:
             self.stack.setCurrentWidget(self.list)
             rows = [i for i, h in enumerate(hits) if h.memory.id == want]
             self._select_row(rows[0] if rows else 0)
+            for i, h in enumerate(hits):
+                if h.memory.id in keep and h.memory.id != want:
+                    self.list.selectionModel().select(self.model.index(i), QItemSelectionModel.SelectionFlag.Select)
         else:
             self._show_empty(query)
         self._fit()
@@ -539,6 +544,7 @@ class SearchWindow(QWidget):
     def _pinned(self, memories: list[Memory]) -> None:
         """Show the change, then search again so pinned memories move up at once (the cursor stays on its memory)."""
         current = self.current_memory()
+        self._keep_ids = [m.id for m in self.selected_memories()]
         self._changed(memories)
         self._want_id = current.id if current else None
         self.run_search()

@@ -146,6 +146,18 @@ def test_pinning_resorts_at_once(qtbot, panel, bridge, engine) -> None:
     assert panel.current_memory().id == memory_id
 
 
+def test_pinning_a_multi_selection_keeps_it_selected(qtbot, panel) -> None:
+    panel._select_row(3)
+    panel._select_row(4, extend=True)
+    panel._select_row(5, extend=True)
+    chosen = {m.id for m in panel.selected_memories()}
+    assert len(chosen) == 3
+    with qtbot.waitSignal(panel.search_finished, timeout=10_000):
+        qtbot.keyClick(panel.query, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier)
+    assert {m.id for m in panel.model.memories[:3]} == chosen and all(m.pinned for m in panel.model.memories[:3])
+    assert {m.id for m in panel.selected_memories()} == chosen
+
+
 def test_each_keystroke_searches_at_once(qtbot, panel, monkeypatch) -> None:
     panel.query.clear()
     seen: list[str] = []
