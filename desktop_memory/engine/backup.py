@@ -228,9 +228,9 @@ def swap_in(folder: Path, db_path: Path, staged: Staged) -> Path | None:
     return folder_files.swap_in_restore(folder, db_path, staged.path)
 
 
-def reuse_vectors(folder: Path, staged: Staged, ids: set[str]) -> int:
-    """Write the backup's vectors of the restored memories to the vector index; returns how many."""
-    index = VectorIndex(folder / "vectors")
+def reuse_vectors(index: VectorIndex, staged: Staged, ids: set[str]) -> int:
+    """Write the backup's vectors of the restored memories to the vector index (its other entries
+    dropped); returns how many."""
     index.delete(sorted(index.all_ids() - ids))
     vectors = staged.vectors
     known = [i for i in vectors if i in ids and vectors[i].shape == (DIMENSIONS,)]

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine import backup, encryption
 from ..engine.settings import Settings
+from ..engine.vectors import VectorIndex
+from .vector_sync import VECTORS_DIR
 
 if TYPE_CHECKING:
     from .facade import MemoryService
@@ -46,7 +48,12 @@ def restore_backup(service: MemoryService, source: Path, passphrase: str | None)
         service.reopen_store()  # a swap that failed part-way is finished or undone here first
     service.settings = Settings.load(folder)
     ids = service.store.all_ids()
-    reused = backup.reuse_vectors(folder, staged, ids)
+    index = service.vector_sync.opened or VectorIndex(folder / VECTORS_DIR)  # never two clients of one index
+    try:
+        reused = backup.reuse_vectors(index, staged, ids)
+    finally:
+        if index is not service.vector_sync.opened:
+            index.close()  # the service opens (and reconciles) its own below
     service.reconcile(full=True)  # embeds what the backup had no vector for
     return {**staged.info, "restored": len(ids), "vectors_reused": reused, "vectors_embedded": len(ids) - reused,
             "previous_database": str(kept) if kept is not None and kept.exists() else None}

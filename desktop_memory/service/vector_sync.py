@@ -81,6 +81,11 @@ class VectorSync:
             self._rebuild_index(self._vectors)
         return self._vectors
 
+    @property
+    def opened(self) -> VectorIndex | None:
+        """The index if this process has opened it, else None (nothing is opened here)."""
+        return self._vectors
+
     def close(self) -> None:
         """Write what `add` left queued (or leave it for the next start), finish a rebuild under way and
         release the index (marked closed cleanly)."""
