@@ -255,3 +255,10 @@ def test_every_prefix_typed_shows_the_engines_results_for_it(qtbot, panel, bridg
         assert panel.stack.currentWidget() is (panel.list if want else panel.empty)
         if want:
             assert panel.list.currentIndex().row() == 0
+
+
+@pytest.mark.parametrize(("typed", "found"), [("lighthou", "Eddystone Lighthouse"), ("Gonz", "Maria Gonzalez")])
+def test_partial_words_find_their_memory_while_typing(qtbot, panel, typed, found) -> None:
+    search(qtbot, panel, typed)
+    assert found in panel.model.memories[0].content and panel.list.currentIndex().row() == 0
+    assert panel.stack.currentWidget() is panel.list
