@@ -10,6 +10,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
+from ..core import headline
 from ..core.capture import CaptureEvent
 from . import display
 
@@ -120,7 +121,7 @@ class Tray(QObject):
         for e in events:
             when = display.relative_time(e.at)
             if e.stored:
-                label = f"Saved: {e.title[:60]}  ({when})".replace("&", "&&")
+                label = f"Saved: {headline.cut(e.title, 60)}  ({when})".replace("&", "&&")  # cut at a word
                 self.recent_menu.addAction(label, lambda i=e.memory_id: self.recent_chosen.emit(i))
             else:
                 label = f"Skipped: {e.reason}" + (f" · {e.app}" if e.app else "") + f"  ({when})"
