@@ -59,6 +59,8 @@ from desktop_memory.core.ranking import (  # noqa: E402
     collapse_near_duplicates,
     first_slots,
     fuse,
+    is_time_question,
+    lift_time_mentions,
     spread_to_neighbours,
 )
 
@@ -77,6 +79,7 @@ GRID: dict[str, list[Any]] = {
     "neighbour_sources": [5, 10, 20, 30, 50],
     "importance_weight": [0.0, 0.05, 0.1],
     "collapse_jaccard": [0.8, 0.9, 1.01],
+    "time_mention_boost": [0.0, 0.1, 0.2, 0.3, 0.5],
 }
 
 
@@ -169,6 +172,8 @@ def replay(conv: Conversation, q: Question, p: RankingParams, now: float) -> lis
     hits = fuse(q.keyword, semantic, rows, now=now, params=p, limit=None if grouped else LIMIT * 2)
     if grouped:
         hits = first_slots(hits, LIMIT * 2)
+    if p.time_mention_boost > 0 and is_time_question(q.text):
+        hits = lift_time_mentions(hits, p.time_mention_boost)
     if p.neighbour_weight > 0 and hits:
         sources = [h.memory.id for h in hits[: p.neighbour_sources]]
         nb = {s: conv.neighbours.get(s, []) for s in sources}

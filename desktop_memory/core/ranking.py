@@ -12,12 +12,26 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Protocol
 
 from .models import Hit, Memory
 
 _WORD = re.compile(r"\w+")
 SIMILAR_CAP = 100  # look-alikes attached to one search result at most
+
+_TIME_QUESTION = re.compile(
+    r"^\W*when\b|\b(what|which)\s+(year|month|day|date|week|weekend|time of year)\b|\bhow\s+long\s+ago\b",
+    re.IGNORECASE)
+_MONTHS = ("january|february|march|april|june|july|august|september|october|november|december"
+           "|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec")  # not "may": mostly the verb
+_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend"
+_TIME_MENTION = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|ago|recently|lately|earlier|"
+    r"(last|next|this|past|previous|coming|few|couple of)\s+(days?|weeks?|months?|years?|night|morning|evening|"
+    r"summer|winter|spring|fall|autumn|" + _DAYS + r")|"
+    + _DAYS + "|" + _MONTHS + r"|(19|20)\d\d|\d{1,2}(st|nd|rd|th)|\d{1,2}[/.]\d{1,2}([/.]\d{2,4})?)\b",
+    re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -35,6 +49,7 @@ class RankingParams:
     neighbour_weight: float = 0.75
     neighbour_sources: int = 20
     collapse_jaccard: float = 0.9
+    time_mention_boost: float = 0.0
 
 
 class Rankable(Protocol):
@@ -120,7 +135,41 @@ def spread_to_neighbours(
     return sorted(by_id.values(), key=lambda h: (-h.score, -h.memory.created_at))
 
 
+def is_time_question(text: str) -> bool:
+    """Whether a query asks when something happened ("When did ...", "In what year ...")."""
+    return bool(_TIME_QUESTION.search(text))
+
+
+@lru_cache(maxsize=4096)
+def _says_when(text: str) -> bool:
+    return bool(_TIME_MENTION.search(text))
+
+
+def mentions_time(m: Any) -> bool:
+    """Whether a memory says when something happened: a date or a relative time in its text
+    ("yesterday", "3 years ago", "next week", "in August", "2019"), or a datetime entity from enrichment."""
+    if _says_when(getattr(m, "content", "") or ""):
+        return True
+    return any(isinstance(e, dict) and e.get("type") == "datetime" for e in getattr(m, "entities", None) or ())
+
+
+def lift_time_mentions(hits: list[Hit], boost: float) -> list[Hit]:
+    """For a question about time: hits that say when something happened score (1 + boost) x; re-sorted.
+
+    The turn that holds an event usually dates it ("I went to the group yesterday"); the replies
+    around it, which share its words, usually do not.
+    """
+    for hit in hits:
+        if mentions_time(hit.memory):
+            hit.score *= 1.0 + boost
+            hit.explain["time_mention"] = True
+            hit.explain["final"] = round(hit.score, 6)
+    return sorted(hits, key=lambda h: (-h.score, -h.memory.created_at))
+
+
+@lru_cache(maxsize=4096)
 def _words(text: str) -> frozenset[str]:
+    """The distinct lower-case words of a text (cached: the same hits come back query after query)."""
     return frozenset(_WORD.findall(text.lower()))
 
 

@@ -28,6 +28,8 @@ from ..core.ranking import (
     collapse_near_duplicates,
     first_slots,
     fuse,
+    is_time_question,
+    lift_time_mentions,
     spread_to_neighbours,
 )
 from ..engine.embed import Embedder
@@ -120,6 +122,8 @@ class Retrieval:
         if not filters.active:
             full = self.store.get_many([h.memory.id for h in hits])
             hits = [replace(h, memory=full[h.memory.id]) for h in hits if h.memory.id in full]
+        if self.ranking.time_mention_boost > 0 and is_time_question(text):  # the hits that say when
+            hits = lift_time_mentions(hits, self.ranking.time_mention_boost)
         if self.ranking.neighbour_weight > 0 and hits:
             sources = [h.memory.id for h in hits[: self.ranking.neighbour_sources]]
             neighbours = self.store.session_neighbours(sources)

@@ -71,3 +71,39 @@ def test_neighbours_of_a_strong_hit_share_part_of_its_score():
     assert ranked[1].score == 0.75 and ranked[1].explain["neighbour_of"] == "q"
     weak = spread_to_neighbours([Hit(mem("q"), 0.4, {}), Hit(mem("x"), 0.5, {})], {"q": ["x"]}, {}, 0.75)
     assert [h.score for h in weak] == [0.5, 0.4]  # never lowers a score
+
+
+def test_questions_about_time_are_recognised():
+    from desktop_memory.core.ranking import is_time_question
+
+    for q in ("When did Caroline go to the support group?", "when is the dentist", "In what year did Mel start?",
+              "Which month was the trip?", "How long ago did she move?", "what date is the release"):
+        assert is_time_question(q), q
+    for q in ("What did Melanie paint?", "whenever notes", "Where is the lighthouse?", "", "time tracking app"):
+        assert not is_time_question(q), q
+
+
+def test_a_memory_mentions_time_in_its_words_or_its_enrichment():
+    from desktop_memory.core.ranking import mentions_time
+
+    for text in ("I went to a support group yesterday.", "We moved there 3 years ago", "See you next week!",
+                 "Flight on 14/07 at 7:40", "It was back in 2019", "On Friday we hiked", "trip in August",
+                 "the 5th of June"):
+        assert mentions_time(mem("a", text)), text
+    for text in ("I love painting sunsets.", "The lighthouse is old", "may I ask something", "", "agonizing"):
+        assert not mentions_time(mem("a", text)), text
+    dated = mem("a", "the launch party", entities=[{"text": "the day after launch", "type": "datetime"}])
+    assert mentions_time(dated)
+    assert not mentions_time(mem("a", "x", entities=[{"text": "Ana", "type": "person"}, "junk", None]))
+
+
+def test_a_time_question_lifts_the_hits_that_say_when():
+    from desktop_memory.core.ranking import lift_time_mentions
+
+    plain, dated = mem("p", "Caroline: the support group was so inspiring"), mem("d", "Caroline: I went yesterday")
+    hits = [Hit(plain, 1.0, {}), Hit(dated, 0.9, {})]
+    lifted = lift_time_mentions(hits, 0.2)
+    assert [h.memory.id for h in lifted] == ["d", "p"] and lifted[0].explain["time_mention"] is True
+    assert abs(lifted[0].score - 1.08) < 1e-9 and lifted[1].score == 1.0
+    assert [h.memory.id for h in lift_time_mentions([Hit(plain, 1.0, {}), Hit(dated, 0.5, {})], 0.2)] == ["p", "d"]
+    assert lift_time_mentions([], 0.2) == []
