@@ -49,7 +49,7 @@ class RankingParams:
     neighbour_weight: float = 0.75
     neighbour_sources: int = 20
     collapse_jaccard: float = 0.9
-    time_mention_boost: float = 0.0
+    time_mention_boost: float = 0.4
 
 
 class Rankable(Protocol):
