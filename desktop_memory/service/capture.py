@@ -13,7 +13,15 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from ..core.capture import LOOKS_LIKE_PASSWORD, CaptureResult, Snapshot, build_rules, judge, looks_like_password
+from ..core.capture import (
+    LOOKS_LIKE_PASSWORD,
+    CaptureResult,
+    CaptureRule,
+    Snapshot,
+    build_rules,
+    judge,
+    looks_like_password,
+)
 from ..core.errors import InvalidInput
 from ..core.models import Memory
 from ..core.text import first_line
@@ -25,7 +33,7 @@ Prepare = Callable[..., tuple[Memory, dict[str, int]]]  # text + fields -> (reda
 Store = Callable[[Memory, dict[str, int]], Any]  # -> AddResult (memory, status, redactions)
 
 
-def rules_of(settings: Settings) -> list[Any]:
+def rules_of(settings: Settings) -> list[CaptureRule]:
     """The capture rules in force (ValueError naming a broken rule)."""
     return build_rules(disabled_defaults=settings.capture_disabled_defaults, rules=settings.capture_rules,
                        ignore_patterns=settings.capture_ignore_patterns, ignore_apps=settings.capture_ignore_apps)
