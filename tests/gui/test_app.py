@@ -26,13 +26,14 @@ from tests.integration.test_engine_host import gone
 
 
 @pytest.fixture
-def desktop(qtbot, tmp_path: Path, monkeypatch, request):
+def desktop(qtbot, tmp_path: Path, monkeypatch, request, remote_opener):
+    """The app over a RemoteService, as it ships, to an engine served in this process (tests/gui/conftest.py)."""
     monkeypatch.setattr("desktop_memory.qt.app.QApplication.exit", lambda *a: None)  # the test owns the loop
     if "watching" not in request.keywords:  # only the watcher's own tests let it capture by itself
         (tmp_path / "data").mkdir(parents=True, exist_ok=True)
         (tmp_path / "data" / "settings.json").write_text('{"capture_enabled": false, "welcome_shown": true}',
                                                          encoding="utf-8")
-    app = DesktopApp(tmp_path / "data", opener=lambda folder: MemoryService(folder, embedder=FakeEmbedder()))
+    app = DesktopApp(tmp_path / "data", opener=remote_opener)
     with qtbot.waitSignal(app.engine_ready, timeout=20_000):
         assert app.start()
     qtbot.waitUntil(lambda: app.engine_state == "ready", timeout=20_000)  # the model warmed up
@@ -88,7 +89,9 @@ def test_capture_now_saves_and_never_shows_secrets(qtbot, desktop, engine) -> No
     desktop.capture_clipboard()
     qtbot.waitUntil(lambda: len(notices) == 6, timeout=10_000)
     assert notices[5] == "Skipped: password manager"
-    engine(desktop.bridge, lambda s: setattr(s.settings, "capture_ignore_patterns", [r"^ticket-\d+$"]))
+    ruled = engine(desktop.bridge, lambda s: s.settings)  # the engine's settings, changed there
+    ruled.capture_ignore_patterns = [r"^ticket-\d+$"]
+    engine(desktop.bridge, lambda s: s.save_settings(ruled))
     for text, why in (("ticket-42", "Skipped: rule: ignore text 1"), ("482913", "Skipped: rule: one-time code")):
         QGuiApplication.clipboard().setText(text)
         desktop.capture_clipboard()
