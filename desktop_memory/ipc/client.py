@@ -13,15 +13,14 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client, Connection, answer_challenge, deliver_challenge
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..core.errors import DataDirLocked, StorageError, StorageFailure
+from ..core.errors import DataDirLocked, StorageError
 from ..core.text import decode
-from ..engine.failures import rebased
 from ..engine.records import Overlong
 from ..service import IMPORT_BATCH, ImportReport
 from ..service.protocol import LOCAL_PATH, Operation, operations
@@ -130,42 +129,61 @@ class RemoteService:
     def import_records(
         self, lines: Iterable[str | bytes | Overlong], *, progress: Callable[[ImportReport], None] | None = None
     ) -> ImportReport:
-        """Sent in chunks of at most IMPORT_BATCH lines and IMPORT_CHUNK_BYTES characters; each chunk is
-        committed by the host before the next is read."""
-        total = ImportReport()
-        chunk: list[str] = []
-        size = offset = 0
-
-        def flush() -> None:
-            nonlocal size, offset
-            try:
-                r = codec.from_json(self._call("import_records", lines=chunk), ImportReport, strict=False)
-            except StorageFailure as exc:  # the host counted within this chunk: count from the file's start
-                raise rebased(exc, total.stored, offset) from exc
-            total.added += r.added
-            total.duplicates += r.duplicates
-            total.related += r.related
-            total.redacted += r.redacted
-            total.errors.extend((offset + n, e) for n, e in r.errors)
-            offset += len(chunk)
-            chunk.clear()
-            size = 0
-            if progress:
-                progress(total)
-
+        """Streamed to the host in chunks of at most IMPORT_BATCH lines and IMPORT_CHUNK_BYTES characters: one
+        import there, pipelined across the chunks (ipc/streaming.py); other clients' calls run in between.
+        `progress` whenever more records are committed."""
+        stream = RemoteImport(self)
+        chunk: list[str | bytes | Overlong] = []
+        size = stored = 0
         for raw in lines:
-            if isinstance(raw, Overlong):  # skipped unread (engine/records.py): a blank line keeps the numbering
-                total.errors.append((offset + len(chunk) + 1, raw.reason()))
-                raw = ""
-            line = raw if isinstance(raw, str) else decode(raw)
-            chunk.append(line)
-            size += len(line)
+            chunk.append(raw)
+            size += 0 if isinstance(raw, Overlong) else len(raw)
             if len(chunk) >= IMPORT_BATCH or size >= IMPORT_CHUNK_BYTES:
-                flush()
-        if chunk:
-            flush()
-        total.errors.sort()
-        return total
+                report = stream.feed(chunk)
+                chunk, size = [], 0
+                if progress and report.stored > stored:
+                    stored = report.stored
+                    progress(report)
+        report = stream.finish(chunk)
+        if progress:
+            progress(report)
+        return report
+
+
+class RemoteImport:
+    """An import fed chunk by chunk over the socket (`streaming.ImportFeed`): the host runs one import for
+    the whole stream; each answer is what it has committed so far, counted from the stream's first line."""
+
+    def __init__(self, remote: RemoteService) -> None:
+        self._remote = remote
+        self._sent = 0
+        self._overlong: list[tuple[int, str]] = []  # lines skipped unread here (engine/records.py)
+        self.done = False
+
+    def feed(self, lines: Sequence[str | bytes | Overlong]) -> ImportReport:
+        return self._send(lines, more=True)
+
+    def finish(self, lines: Sequence[str | bytes | Overlong] = ()) -> ImportReport:
+        return self._send(lines, more=False)
+
+    def _send(self, lines: Sequence[str | bytes | Overlong], *, more: bool) -> ImportReport:
+        chunk: list[str] = []
+        for raw in lines:
+            if isinstance(raw, Overlong):  # a blank line keeps the numbering
+                self._overlong.append((self._sent + len(chunk) + 1, raw.reason()))
+                raw = ""
+            chunk.append(raw if isinstance(raw, str) else decode(raw))
+        self._sent += len(chunk)
+        try:
+            data = self._remote._call("import_records", lines=chunk, more=more)
+        except BaseException:
+            self.done = True  # the host ended the stream (an error) or lost it (the connection)
+            raise
+        self.done = not more
+        report = codec.from_json(data, ImportReport, strict=False)
+        report.errors = sorted(report.errors + self._overlong)
+        return report
+
 
 def _remote(op: Operation) -> Any:
     """The client side of one operation: encode the arguments by their hints, call, decode the result."""
@@ -261,18 +279,35 @@ def connect(data_dir: Path, *, handshake_s: float = HANDSHAKE_S) -> RemoteServic
         return None
 
 
-def via_host(data_dir: Path, remote: Callable[[RemoteService], T], local: Callable[[], T]) -> T:
-    """Run through the host when one runs; else `local()` (which opens the engine itself).
+def host_or_local(data_dir: Path, open_local: Callable[[], T]) -> RemoteService | T:
+    """The running app's engine when a host runs; else `open_local()` (which opens the folder itself).
 
     When the folder turns out to be locked (a host that is just starting), the host is tried once more.
+    The one opener of the CLI (`via_host`) and the MCP server (mcp/engine.py).
     """
     service = connect(data_dir)
-    if service is None:
-        try:
-            return local()
-        except DataDirLocked:
-            service = connect(data_dir)
-            if service is None:
-                raise
-    with service:
-        return remote(service)
+    if service is not None:
+        return service
+    try:
+        return open_local()
+    except DataDirLocked:
+        service = connect(data_dir)
+        if service is None:
+            raise
+        return service
+
+
+def via_host(data_dir: Path, remote: Callable[[RemoteService], T], local: Callable[[], T]) -> T:
+    """Run through the host when one runs; else `local()` (which opens the engine itself and does the work)."""
+    opened = host_or_local(data_dir, lambda: _Done(local()))
+    if isinstance(opened, _Done):
+        return opened.value
+    with opened:
+        return remote(opened)
+
+
+class _Done:
+    """What `local()` returned (so it is not mistaken for a service)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value

@@ -15,29 +15,18 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO
 
 from ..core.errors import DesktopMemoryError
 from ..service import MemoryService
+from .lane import ENGINE_NICE, EngineLane, lower_priority
 from .server import IpcServer
 
+__all__ = ["ENGINE_NICE", "EngineLane", "lower_priority", "main", "one_line", "serve"]
+
 log = logging.getLogger(__name__)
-T = TypeVar("T")
-ENGINE_NICE = 5  # the engine thread yields the CPU to the GUI process (enrichment runs at 19 anyway)
 READY, ERROR = "ready", "error:"
-
-
-def lower_priority(nice: int = ENGINE_NICE) -> None:
-    """Raise the calling thread's nice value (Linux: per thread; threads it starts inherit it)."""
-    if nice and sys.platform.startswith("linux"):
-        tid = threading.get_native_id()
-        try:
-            os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
-        except OSError:
-            log.debug("cannot lower the engine thread's priority", exc_info=True)
 
 
 def one_line(exc: BaseException) -> str:
@@ -45,19 +34,6 @@ def one_line(exc: BaseException) -> str:
     if isinstance(exc, DesktopMemoryError):
         return " ".join(str(exc).split())
     return f"unexpected error: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
-
-
-class EngineLane:
-    """One thread that runs every engine call, in order (the APSW connection and Chroma stay on it)."""
-
-    def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="engine", initializer=lower_priority)
-
-    def run(self, fn: Callable[[], T]) -> T:
-        return self._pool.submit(fn).result()
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=True)
 
 
 def _watch_stdin(fd: int, stop: threading.Event) -> None:

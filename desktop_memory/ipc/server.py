@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..core.errors import DesktopMemoryError, InvalidInput
+from ..service import ImportReport
 from ..service.protocol import OFF_LANE, MemoryOperations, Operation, operations
 from . import address, codec
+from .streaming import ImportStream
 from .watchdog import Watchdog, hang_up
 
 log = logging.getLogger(__name__)
@@ -149,6 +151,7 @@ class IpcServer:
     def _serve(self, conn: Connection) -> None:
         with self._conns_lock:
             self._conns.add(conn)
+        imports = _Imports(self._run)
         try:
             if not self._authenticate(conn):
                 return
@@ -157,10 +160,11 @@ class IpcServer:
                     raw = conn.recv_bytes(codec.MAX_MESSAGE)
                 except (EOFError, OSError):
                     return
-                conn.send_bytes(codec.dumps(self._answer(raw)))
+                conn.send_bytes(codec.dumps(self._answer(raw, imports)))
         except (OSError, EOFError):
             log.debug("engine socket client went away", exc_info=True)
         finally:
+            imports.end()
             with self._conns_lock:
                 self._conns.discard(conn)
             conn.close()
@@ -180,7 +184,7 @@ class IpcServer:
                 return False
         return True
 
-    def _answer(self, raw: bytes) -> dict[str, Any]:
+    def _answer(self, raw: bytes, imports: _Imports | None = None) -> dict[str, Any]:
         """One request -> {"result": ...} or {"error": {...}}; the barrier for each request."""
         try:
             request = codec.loads(raw)
@@ -196,6 +200,8 @@ class IpcServer:
             return {"error": codec.error_to(exc)}
         if method == "ping":  # answered here, not behind the engine thread's queue: "alive?", not "idle?"
             return {"result": call(self.service, params)}
+        if method == "import_records" and imports is not None:
+            call = imports.call  # streamed: pipelined across this connection's chunks
         try:
             if method in OFF_LANE:  # a long poll: waits on this connection's thread, never the engine lane
                 return {"result": self._call(call, params)}
@@ -215,3 +221,38 @@ class IpcServer:
             if isinstance(exc, DesktopMemoryError):
                 raise
             raise InvalidInput(f"bad request parameters ({type(exc).__name__}: {str(exc)[:120]})") from exc
+
+
+class _Imports:
+    """A connection's import, streamed (ipc/streaming.py): `import_records` with `more: true` feeds a chunk
+    and answers what is committed so far (counted from the stream's first line); without `more` it ends
+    the stream and answers the final report. A stream left open when the connection ends is finished
+    (what it received is stored, as when chunks were imported one call each)."""
+
+    def __init__(self, run: Runner) -> None:
+        self._run = run
+        self._stream: ImportStream | None = None
+
+    def call(self, service: MemoryOperations, params: dict[str, Any]) -> Any:
+        """On the engine lane."""
+        params = dict(params)
+        more = codec.from_json(params.pop("more", False), bool, where="more")
+        lines = codec.from_json(params.pop("lines", None), list[str], where="lines")
+        if params:
+            raise InvalidInput(f"unknown parameter {next(iter(params))!r}")
+        stream = self._stream = self._stream or ImportStream(service)
+        try:
+            report = stream.feed(lines) if more else (stream.feed(lines), stream.finish())[1]
+        finally:
+            if stream.done:
+                self._stream = None
+        return codec.to_json(report, ImportReport)
+
+    def end(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None and not stream.done:
+            try:
+                self._run(stream.finish)
+            except Exception:  # noqa: BLE001 - the client is gone: nobody to tell but the log
+                log.info("an import its client left unfinished ended with an error",
+                         exc_info=log.isEnabledFor(logging.DEBUG))

@@ -1,46 +1,35 @@
 """The engine an MCP session talks to: the host's when one runs, else one opened here for a while.
 
-Every call runs on one thread of ours. Without a host, the engine is opened on demand under the
-data folder's lock and closed again after a short idle time, so the MCP server never keeps the
-folder from the tray app or the CLI for long (and never touches it while someone else holds it).
+Every call runs on one engine lane of ours (ipc/lane.py). Without a host, the engine is opened on demand
+under the data folder's lock (ipc/client.host_or_local, the CLI's opener too) and closed again after a
+short idle time, so the MCP server never keeps the folder from the tray app or the CLI for long (and
+never touches it while someone else holds it).
 """
 
 from __future__ import annotations
 
 import logging
-import queue
-import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..core.errors import DataDirLocked
 from ..engine.embed import Embedder
-from ..ipc.client import HostGone, RemoteService, connect
+from ..ipc.client import HostGone, RemoteService, host_or_local
+from ..ipc.lane import EngineLane
 from ..service import MemoryService
+from ..service.protocol import MemoryOperations
+from ..service.vector_sync import release_process_cache
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-Engine = MemoryService | RemoteService
+Engine = MemoryOperations
 IDLE_CLOSE_S = 1.0  # an idle MCP server lets go within 1 s: a CLI command (it waits 30 s a holder) barely waits
-
-
-def release_vector_index() -> None:
-    """Drop Chroma's per-process cache so the next open reads the folder afresh."""
-    import sys
-
-    if "chromadb" not in sys.modules:
-        return
-    from chromadb.api.shared_system_client import SharedSystemClient
-
-    for system in list(SharedSystemClient._identifier_to_system.values()):
-        system.stop()
-    SharedSystemClient.clear_system_cache()
+release_vector_index = release_process_cache  # for tests that open the folder again in this process
 
 
 class EngineAccess:
-    """Runs functions of the engine on one worker thread; see the module docstring."""
+    """Runs functions of the engine on one lane; see the module docstring."""
 
     def __init__(self, folder: Path, *, idle_close_s: float = IDLE_CLOSE_S, lock_wait_s: float = 2.0,
                  embedder: Any = None) -> None:
@@ -49,9 +38,7 @@ class EngineAccess:
         self.lock_wait_s = lock_wait_s
         self._embedder = embedder
         self._engine: Engine | None = None
-        self._jobs: queue.Queue[tuple[Callable[[Engine], Any], Future[Any]] | None] = queue.Queue()
-        self._thread = threading.Thread(target=self._work, name="mcp-engine", daemon=True)
-        self._thread.start()
+        self._lane = EngineLane("mcp-engine", nice=0, idle_s=idle_close_s, on_idle=self._close_quietly)
 
     @property
     def mode(self) -> str:
@@ -61,39 +48,16 @@ class EngineAccess:
         return "host" if isinstance(self._engine, RemoteService) else "local"
 
     def submit(self, fn: Callable[[Engine], T]) -> Future[T]:
-        fut: Future[T] = Future()
-        self._jobs.put((fn, fut))
-        return fut
+        return self._lane.submit(lambda: self._run(fn))
 
     def call(self, fn: Callable[[Engine], T]) -> T:
         return self.submit(fn).result()
 
     def close(self) -> None:
-        self._jobs.put(None)
-        self._thread.join(timeout=30)
+        self._lane.put(self._close_quietly)
+        self._lane.close(timeout=30)
 
-    # -- the worker thread --------------------------------------------------------------------
-    def _work(self) -> None:
-        while True:
-            try:
-                job = self._jobs.get(timeout=self.idle_close_s if self._engine is not None else None)
-            except queue.Empty:
-                try:
-                    self._close_engine()
-                except Exception:  # noqa: BLE001 - worker barrier: the next call opens afresh
-                    log.warning("could not close the engine cleanly", exc_info=log.isEnabledFor(logging.DEBUG))
-                continue
-            if job is None:
-                self._close_engine()
-                return
-            fn, fut = job
-            if not fut.set_running_or_notify_cancel():
-                continue
-            try:
-                fut.set_result(self._run(fn))
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller, who is the barrier
-                fut.set_exception(exc)
-
+    # -- on the lane ------------------------------------------------------------------------
     def _run(self, fn: Callable[[Engine], T]) -> T:
         engine = self._open()
         try:
@@ -103,36 +67,32 @@ class EngineAccess:
         return fn(self._open())
 
     def _open(self) -> Engine:
-        if self._engine is not None:
-            return self._engine
-        remote = connect(self.folder)
-        if remote is None:
-            try:
-                self._engine = MemoryService(self.folder, embedder=self._get_embedder(),
-                                             lock_wait_s=self.lock_wait_s)
-                log.debug("MCP opened the engine itself")
-                return self._engine
-            except DataDirLocked:
-                remote = connect(self.folder)
-                if remote is None:
-                    raise
-        self._engine = remote
-        log.debug("MCP uses the running app's engine")
-        return remote
+        if self._engine is None:
+            self._engine = host_or_local(self.folder, self._open_local)
+            log.debug("MCP uses %s", "the running app's engine" if self.mode == "host" else "its own engine")
+        return self._engine
+
+    def _open_local(self) -> MemoryService:
+        return MemoryService(self.folder, embedder=self._get_embedder(), lock_wait_s=self.lock_wait_s)
 
     def _get_embedder(self) -> Embedder:
         if self._embedder is None:
             self._embedder = Embedder()
         return self._embedder
 
+    def _close_quietly(self) -> None:
+        try:
+            self._close_engine()
+        except Exception:  # noqa: BLE001 - worker barrier: the next call opens afresh
+            log.warning("could not close the engine cleanly", exc_info=log.isEnabledFor(logging.DEBUG))
+
     def _close_engine(self) -> None:
         engine = self._engine
-        if engine is None:
-            return
         try:
-            engine.close()
             if isinstance(engine, MemoryService):
-                release_vector_index()
+                engine.close(release_vector_cache=True)  # the next open reads the folder afresh
                 log.debug("MCP closed the engine")
+            elif engine is not None:
+                engine.close()
         finally:
-            self._engine = None
+            self._engine = None  # "closed" only once the folder is free

@@ -22,7 +22,6 @@ import contextlib
 import itertools
 import logging
 import threading
-from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -31,11 +30,11 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
 from ..core.errors import DesktopMemoryError, StorageError
-from ..ipc.client import HostGone, HostTimeout, RemoteService
-from ..ipc.host import lower_priority
+from ..ipc.client import HostGone, HostTimeout
+from ..ipc.lane import EngineLane
 from ..ipc.spawn import HostFailed
 from ..ipc.supervisor import Supervisor
-from ..service import MemoryService
+from ..service.protocol import MemoryOperations
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +50,6 @@ IS_STOPPED = ENGINE + " is stopped ({reason}). Use Retry in the tray menu."
 HUNG = f"{ENGINE} did not answer in time, so it was restarted. Try again."
 INTERRUPTED = f"{ENGINE} stopped while doing this and was restarted. Try again."
 BUSY = f"{ENGINE} has too much waiting; try again in a moment."
-_RESTART, _RETRY = object(), object()  # control items on the queue (the host died; the person asks to retry)
 
 
 def error_message(exc: BaseException) -> str:
@@ -66,7 +64,7 @@ class Job:
     """One call to make on the engine thread."""
 
     id: int
-    fn: Callable[[MemoryService], Any]
+    fn: Callable[[MemoryOperations], Any]
     done: Done | None = None
     failed: Failed | None = None
     lane: str = ""  # jobs sharing a lane are coalesced: only the newest one still waiting runs
@@ -75,28 +73,6 @@ class Job:
     retry: bool = True  # safe to run again when the host died under it (reads, idempotent writes, adds)
     hold: bool = False  # waits for the person's Retry while the engine is stopped (captures)
     tries: int = 0
-
-
-class _Queue:
-    """Items in order; control items may go first. Unbounded itself: `submit` bounds what it puts in."""
-
-    def __init__(self) -> None:
-        self._items: deque[Any] = deque()
-        self._cond = threading.Condition()
-
-    def put(self, item: Any, *, front: bool = False) -> None:
-        with self._cond:
-            (self._items.appendleft if front else self._items.append)(item)
-            self._cond.notify()
-
-    def get(self) -> Any:
-        with self._cond:
-            while not self._items:
-                self._cond.wait()
-            return self._items.popleft()
-
-    def __len__(self) -> int:
-        return len(self._items)
 
 
 class EngineBridge(QObject):
@@ -109,26 +85,29 @@ class EngineBridge(QObject):
     engine_state = Signal(str, str)  # restarting / ready / stopped after an incident, and a notice ("" for none)
     _finished = Signal(object, object, object)  # job, ok, value: emitted on the engine thread
 
-    def __init__(self, opener: Callable[[], MemoryService | RemoteService], parent: QObject | None = None, *,
+    def __init__(self, opener: Callable[[], MemoryOperations], parent: QObject | None = None, *,
                  supervisor: Supervisor | None = None) -> None:
         super().__init__(parent)
         self._opener = opener
         self._supervisor = supervisor
         self._interrupted = 0  # jobs of the current incident that did not run to the end
-        self._jobs = _Queue()
+        self._lane = EngineLane("engine", start=False)  # the one thread that uses the engine (ipc/lane.py)
         self._ids = itertools.count(1)
         self._newest: dict[str, int] = {}
         self._long = 0
         self._lock = threading.Lock()
-        self.service: MemoryService | RemoteService | None = None
-        self._thread = threading.Thread(target=self._loop, name="engine", daemon=True)
+        self._open_error: str | None = None  # the engine did not open: every job fails with this
+        self._stopped_reason: str | None = None  # restarts failed: captures wait for Retry, the rest fail
+        self._held: list[Job] = []
+        self.service: MemoryOperations | None = None
         self._finished.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
 
     # -- GUI side ---------------------------------------------------------------------------
     def start(self) -> None:
-        self._thread.start()
+        self._lane.put(self._open)
+        self._lane.start()
 
-    def submit(self, fn: Callable[[MemoryService], Any], done: Done | None = None, failed: Failed | None = None,
+    def submit(self, fn: Callable[[MemoryOperations], Any], done: Done | None = None, failed: Failed | None = None,
                *, lane: str = "", long: bool = False, retry: bool | None = None, hold: bool = False) -> int:
         """Queue `fn(service)` on the engine thread; `done(result)` or `failed(message)` run on the GUI thread.
 
@@ -145,38 +124,39 @@ class EngineBridge(QObject):
                 self._long += 1
                 if self._long == 1:
                     self.busy_changed.emit(True)
-        if len(self._jobs) >= MAX_WAITING:
+        if len(self._lane) >= MAX_WAITING:
             log.info("engine queue full: a job was refused")
             self._finished.emit(job, False, BUSY)
         else:
-            self._jobs.put(job)
+            self._lane.put(lambda: self._run(job))
         return job.id
 
     def host_exited(self, _code: int = 0) -> None:
         """The host process ended by itself (any thread): restart it before the next job."""
-        self._jobs.put(_RESTART, front=True)
+        self._lane.put(self._restart_if_dead, front=True)
 
     def retry(self) -> None:
         """The person asks to start the stopped engine again."""
-        self._jobs.put(_RETRY)
+        self._lane.put(self._retry)
 
-    def call(self, fn: Callable[[MemoryService], Any], timeout: float | None = None) -> Any:
+    def call(self, fn: Callable[[MemoryOperations], Any], timeout: float | None = None) -> Any:
         """Run `fn(service)` on the engine thread and wait for it: for other threads, never the GUI thread."""
         if QThread.currentThread() is self.thread():
             raise RuntimeError("EngineBridge.call would block the GUI thread; use submit()")
-        if threading.current_thread() is self._thread:
+        if self._lane.on_lane():
             return fn(self._service())
         future: Future[Any] = Future()
-        self._jobs.put(Job(next(self._ids), fn, future=future))
+        job = Job(next(self._ids), fn, future=future)
+        self._lane.put(lambda: self._run(job))
         return future.result(timeout)
 
     def stop(self, timeout: float = 30.0) -> None:
         """Finish the queued jobs, close the service and end the thread (no restarts from now on)."""
         if self._supervisor is not None:
             self._supervisor.close()
-        if self._thread.is_alive():
-            self._jobs.put(None)
-            self._thread.join(timeout)
+        if self._lane.thread.is_alive():
+            self._lane.put(self._close_service)
+        self._lane.close(timeout)
 
     @property
     def busy(self) -> bool:
@@ -212,31 +192,21 @@ class EngineBridge(QObject):
             raise RuntimeError("the engine is not open")
         return self.service
 
-    def _loop(self) -> None:
-        lower_priority()
+    def _open(self) -> None:
         try:
             self.service = self._opener()
         except Exception as exc:  # noqa: BLE001 - barrier: the GUI shows why the engine did not open
             log.debug("opening the engine failed", exc_info=True)
-            self.open_failed.emit(error_message(exc))
-            self._drain_unopened(error_message(exc))
+            self._open_error = error_message(exc)
+            self.open_failed.emit(self._open_error)
             return
         self.opened.emit()
-        try:
-            while (item := self._jobs.get()) is not None:
-                if item is _RESTART:
-                    if self._supervisor is not None and not self._supervisor.alive:
-                        self._recover()
-                elif item is not _RETRY:  # a Retry only means something while stopped
-                    self._run(item)
-        finally:
-            if self.service is not None:
-                self.service.close()
 
-    def _drain_unopened(self, message: str) -> None:
-        while (job := self._jobs.get()) is not None:
-            if isinstance(job, Job):
-                self._fail(job, message)
+    def _close_service(self) -> None:
+        if self._held:
+            log.info("%d captures waiting for the engine were not stored (the app quit)", len(self._held))
+        if self.service is not None:
+            self.service.close()
 
     def _fail(self, job: Job, message: str) -> None:
         if job.future is not None:
@@ -245,6 +215,12 @@ class EngineBridge(QObject):
             self._finished.emit(job, False, message)
 
     def _run(self, job: Job) -> None:
+        if self._open_error is not None:
+            self._fail(job, self._open_error)
+            return
+        if self._stopped_reason is not None:
+            self._while_stopped(job)
+            return
         if job.lane and self._newest.get(job.lane) != job.id:
             self._finished.emit(job, False, "superseded")  # skipped: a newer one is queued
             return
@@ -279,14 +255,18 @@ class EngineBridge(QObject):
         log.info("the engine host %s during a job", "did not answer" if hung else "went away")
         if job.retry and not hung and job.tries == 0:
             job.tries += 1
-            self._jobs.put(job, front=True)
+            self._lane.put(lambda: self._run(job), front=True)
         else:
             self._interrupted += 1
             self._fail(job, HUNG if hung else INTERRUPTED)
         self._recover()
 
+    def _restart_if_dead(self) -> None:
+        if self._supervisor is not None and not self._supervisor.alive and self._stopped_reason is None:
+            self._recover()
+
     def _recover(self) -> None:
-        """Restart the host (jobs wait meanwhile); if it cannot start, wait in the stopped state."""
+        """Restart the host (jobs wait meanwhile); if it cannot start, the engine is stopped."""
         assert self._supervisor is not None
         if self.service is not None:
             with contextlib.suppress(Exception):
@@ -296,7 +276,8 @@ class EngineBridge(QObject):
         try:
             self.service = self._supervisor.restart()
         except HostFailed as exc:
-            self._stopped(str(exc))
+            self._stopped_reason = str(exc).rstrip(".")
+            self.engine_state.emit("stopped", COULD_NOT_START.format(reason=self._stopped_reason))
             return
         self._restarted()
 
@@ -304,35 +285,27 @@ class EngineBridge(QObject):
         self.engine_state.emit("ready", RESTARTED if self._interrupted == 0 else RESTARTED_INTERRUPTED)
         self._interrupted = 0
 
-    def _stopped(self, reason: str) -> None:
-        """No engine: captures wait for a successful Retry, other jobs fail at once; ends on Retry or stop."""
-        assert self._supervisor is not None
-        reason = reason.rstrip(".")
-        self.engine_state.emit("stopped", COULD_NOT_START.format(reason=reason))
-        held: list[Job] = []
-        while True:
-            item = self._jobs.get()
-            if item is None:
-                if held:
-                    log.info("%d captures waiting for the engine were not stored (the app quit)", len(held))
-                self._jobs.put(None, front=True)  # the main loop ends too
-                return
-            if item is _RETRY:
-                self.engine_state.emit("restarting", "")
-                try:
-                    self.service = self._supervisor.restart(fresh=True)
-                except HostFailed as exc:
-                    reason = str(exc).rstrip(".")
-                    self.engine_state.emit("stopped", COULD_NOT_START.format(reason=reason))
-                    continue
-                for job in reversed(held):  # first, in the order they came
-                    self._jobs.put(job, front=True)
-                self._restarted()
-                return
-            if not isinstance(item, Job):
-                continue
-            if item.hold and len(held) < HOLD_MAX:
-                held.append(item)
-            else:
-                self._interrupted += item.hold  # a capture that could not be kept
-                self._fail(item, IS_STOPPED.format(reason=reason))
+    def _while_stopped(self, job: Job) -> None:
+        """No engine: captures wait for a successful Retry, other jobs fail at once."""
+        if job.hold and len(self._held) < HOLD_MAX:
+            self._held.append(job)
+        else:
+            self._interrupted += job.hold  # a capture that could not be kept
+            self._fail(job, IS_STOPPED.format(reason=self._stopped_reason))
+
+    def _retry(self) -> None:
+        """The person's Retry: start the engine again; the held captures then run first, in their order."""
+        if self._stopped_reason is None or self._supervisor is None:
+            return  # a Retry only means something while stopped
+        self.engine_state.emit("restarting", "")
+        try:
+            self.service = self._supervisor.restart(fresh=True)
+        except HostFailed as exc:
+            self._stopped_reason = str(exc).rstrip(".")
+            self.engine_state.emit("stopped", COULD_NOT_START.format(reason=self._stopped_reason))
+            return
+        self._stopped_reason = None
+        held, self._held = self._held, []
+        for job in reversed(held):
+            self._lane.put(lambda job=job: self._run(job), front=True)
+        self._restarted()

@@ -2,20 +2,26 @@
 
 One long import job would hold the engine thread for minutes (10,000 memories), and every search
 typed meanwhile would wait for it. Each chunk (256 memories, at most 8 MB of text) is its own job; the next is
-queued only when the GUI has the previous one's result, so any job submitted in the meantime runs first. A file
-is read in bounded pieces (engine/records.py): a line over the line limit is skipped unread and reported.
+queued only when the GUI has the previous one's result, so any job submitted in the meantime runs first. The
+chunks feed one import (ipc/streaming.py: over the socket to the engine host, or on a helper thread for an
+engine in this process), so its pipeline runs across them: the next batch is embedded while the app reads
+and sends the next chunk. A file is read in bounded pieces (engine/records.py): a line over the line limit is
+skipped unread and reported.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO
 
-from ..core.errors import StorageFailure
-from ..engine import failures, records
-from ..service import IMPORT_BATCH_BYTES, ImportReport, MemoryService
+from ..engine import records
+from ..ipc.streaming import ImportFeed, open_import
+from ..service import IMPORT_BATCH_BYTES, ImportReport
+from ..service.protocol import MemoryOperations
 from .bridge import EngineBridge
 
+log = logging.getLogger(__name__)
 Line = str | bytes | records.Overlong
 Lines = Iterable[Line]
 IMPORT_CHUNK = 256  # the service's own batch; smaller chunks measured slower with no shorter stalls
@@ -32,7 +38,7 @@ class ChunkedImport:
         self.report = ImportReport()
         self._lines: Iterator[Line] | None = None
         self._handle: IO[bytes] | None = None
-        self._consumed = 0
+        self._feed: ImportFeed | None = None
 
     def start(self) -> None:
         self._next()
@@ -40,28 +46,22 @@ class ChunkedImport:
     def _next(self) -> None:
         self.bridge.submit(self._step, self._stepped, self._failed, long=True)
 
-    def _step(self, service: MemoryService) -> bool:
-        """On the engine thread: import the next chunk; True when the input is exhausted."""
+    def _step(self, service: MemoryOperations) -> bool:
+        """On the engine thread: feed the next chunk; True when the input is exhausted and the import done."""
         if self._lines is None:
             source = self.open_lines()
             self._handle = source if hasattr(source, "close") else None  # type: ignore[assignment]
             if hasattr(source, "readline"):  # a file: never a whole over-long line in memory
                 source = records.read_lines(source, records.line_limit(service.settings.max_bytes))
             self._lines = iter(source)
+            self._feed = open_import(service)
+        assert self._feed is not None
         batch, finished = self._take()
-        if batch:
-            try:
-                part = service.import_records(batch)
-            except StorageFailure as exc:  # a full disk...: counted from the start of the file, not the chunk
-                self._close()
-                raise failures.rebased(exc, self.report.stored, self._consumed) from exc
-            r = self.report
-            r.added += part.added
-            r.duplicates += part.duplicates
-            r.related += part.related
-            r.redacted += part.redacted
-            r.errors.extend((self._consumed + n, e) for n, e in part.errors)
-            self._consumed += len(batch)
+        try:  # counted from the start of the file by the import itself (a full disk too)
+            self.report = self._feed.finish(batch) if finished else self._feed.feed(batch)
+        except BaseException:
+            self._close()
+            raise
         if finished:
             self._close()
         return finished
@@ -79,9 +79,16 @@ class ChunkedImport:
         return batch, True
 
     def _close(self) -> None:
+        """The file closed, and an import still open ended (what it was given is stored)."""
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+        feed, self._feed = self._feed, None
+        if feed is not None and not feed.done:
+            try:
+                feed.finish()
+            except Exception:  # noqa: BLE001 - the import already failed; its own message is shown
+                log.debug("ending an interrupted import failed", exc_info=True)
 
     def _stepped(self, finished: bool) -> None:
         if self.progress:

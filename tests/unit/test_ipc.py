@@ -83,15 +83,46 @@ def test_remote_methods_return_the_same_plain_data_as_the_service(fake_service, 
 
 
 def test_import_in_chunks_keeps_line_numbers_and_reports_progress(remote: RemoteService, monkeypatch):
-    monkeypatch.setattr("desktop_memory.ipc.client.IMPORT_BATCH", 3)
-    lines = [json.dumps({"content": f"note number {i} about topic {i * 7}"}) for i in range(7)]
+    monkeypatch.setattr("desktop_memory.ipc.client.IMPORT_BATCH", 3)  # chunks of three lines
+    monkeypatch.setattr("desktop_memory.service.importing.IMPORT_BATCH", 3)  # the host's batches of three records
+    lines = [json.dumps({"content": f"note number {i} about topic {i * 7}"}) for i in range(10)]
     lines.insert(4, "{broken")
     lines.insert(6, "")
     seen: list[int] = []
     report = remote.import_records([line.encode() for line in lines], progress=lambda r: seen.append(r.added))
-    assert report.added == 7 and report.errors == [(5, report.errors[0][1])]
+    assert report.added == 10 and report.errors == [(5, report.errors[0][1])]
     assert "not valid JSON" in report.errors[0][1]
-    assert seen == [3, 5, 7]  # chunks of three lines: 3 good; 2 good + 1 bad; blank + 2 good
+    # a batch is acknowledged once committed: while the host reads and embeds the next one
+    assert seen == sorted(seen) and seen[0] < 10 and seen[-1] == 10
+
+
+def test_an_import_through_the_app_that_fills_the_disk_counts_from_the_start_of_the_file(fake_service, remote,
+                                                                                          monkeypatch):
+    import re
+
+    from desktop_memory.core.errors import StorageError
+
+    monkeypatch.setattr("desktop_memory.service.importing.IMPORT_BATCH", 4)
+    monkeypatch.setattr("desktop_memory.ipc.client.IMPORT_BATCH", 3)  # chunks and batches do not line up
+    lines = [json.dumps({"content": f"ledger entry {i}: paid invoice {1000 + i} " + "detail " * 300})
+             for i in range(40)]
+    remote.import_records(lines[:4])
+    pages = fake_service.store.scalar("PRAGMA page_count")
+    fake_service.store.db.execute(f"PRAGMA max_page_count={pages + 40}")
+    acknowledged: list[int] = []
+    with pytest.raises(StorageError) as info:
+        remote.import_records(lines[4:], progress=lambda r: acknowledged.append(r.stored))
+    message = str(info.value)
+    found = re.search(r"disk is full.*; ([\d,]+) record\(s\) were stored, nothing after line ([\d,]+) was imported$",
+                      message)
+    assert found and "\n" not in message, message
+    stored, last = (int(g.replace(",", "")) for g in found.groups())
+    assert acknowledged and stored >= acknowledged[-1] > 0 and last >= acknowledged[-1]
+    fake_service.store.db.execute("PRAGMA max_page_count=1000000000")
+    kept = {m.content for m in fake_service.store.iter_all()}
+    assert all(json.loads(x)["content"].strip() in kept for x in lines[4 : 4 + last])  # every line it counted
+    assert json.loads(lines[4 + last])["content"].strip() not in kept  # and nothing after
+    assert remote.add("after freeing space").status == "added"  # the connection still serves
 
 
 def test_domain_errors_cross_the_socket_with_their_class(remote: RemoteService):
@@ -340,6 +371,11 @@ class _Spy:
             return value
 
         def call(*args, **kwargs):
+            if name == "import_records":  # streamed: the service reads the lines as they arrive
+                seen: list = []
+                result = value((seen.append(line) or line for line in args[0]), **kwargs)
+                self.calls.append((name, (seen,), {k: v for k, v in kwargs.items() if k != "progress"}, result))
+                return result
             result = value(*args, **kwargs)
             if isinstance(result, collections.abc.Iterator):
                 result = list(result)
@@ -413,6 +449,8 @@ def works_over_the_socket(name: str, spy: _Spy, remote: RemoteService, examples:
         got = list(got)
     assert [c[0] for c in spy.calls] == [name], spy.calls
     _, args, received, returned = spy.calls[0]
+    if name == "import_records":
+        args, received = (), {"lines": args[0]}
     assert args == () and {k: _comparable(v) for k, v in received.items()} == {
         k: _comparable(v) for k, v in kwargs.items()}
     assert _comparable(got) == _comparable(returned)

@@ -128,25 +128,3 @@ def test_storage_failures_cross_the_engine_socket_as_themselves():
     assert isinstance(raw, DiskFull) and str(raw) == failures.DISK_FULL  # never "a bug in the app" (exit 70)
     read_only = codec.error_from(codec.error_to(OSError(errno.EROFS, "Read-only file system")))
     assert isinstance(read_only, StorageError) and "read-only" in str(read_only)
-
-
-def test_an_import_through_the_app_that_fills_the_disk_counts_from_the_start_of_the_file():
-    from desktop_memory.core.errors import DiskFull
-    from desktop_memory.ipc import client
-
-    class Host:  # answers two chunks, then the disk is full in the third (the host counts within it)
-        calls = 0
-
-        def _call(self, method, **params):
-            Host.calls += 1
-            if Host.calls == 3:
-                raise DiskFull(failures.DISK_FULL, "5 record(s) were stored, nothing after line 5 was imported")
-            return {"added": len(params["lines"]), "duplicates": 0, "related": 0, "redacted": 0, "errors": []}
-
-    remote = client.RemoteService.__new__(client.RemoteService)
-    remote._call = Host()._call
-    lines = [json.dumps({"content": f"note {i}"}) for i in range(client.IMPORT_BATCH * 3)]
-    with pytest.raises(DiskFull) as info:
-        remote.import_records(lines)
-    assert str(info.value) == (f"{failures.DISK_FULL}; {2 * client.IMPORT_BATCH + 5:,} record(s) were stored, "
-                               f"nothing after line {2 * client.IMPORT_BATCH + 5:,} was imported")
