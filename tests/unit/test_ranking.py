@@ -1,5 +1,8 @@
 import time
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from desktop_memory.core.models import Hit, Memory
 from desktop_memory.core.ranking import RankingParams, collapse_near_duplicates, fuse
 
@@ -107,3 +110,22 @@ def test_a_time_question_lifts_the_hits_that_say_when():
     assert abs(lifted[0].score - 1.08) < 1e-9 and lifted[1].score == 1.0
     assert [h.memory.id for h in lift_time_mentions([Hit(plain, 1.0, {}), Hit(dated, 0.5, {})], 0.2)] == ["p", "d"]
     assert lift_time_mentions([], 0.2) == []
+
+
+def _collapse_reference(hits, threshold):
+    """Every hit against every kept one, best first (the plain definition)."""
+    kept = []
+    for hit in hits:
+        words = set(hit.memory.content.lower().split())
+        if not any((u := len(words | w)) and len(words & w) / u >= threshold for _, w in kept):
+            kept.append((hit, words))
+    return [h.memory.id for h, _ in kept]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["ab", "cd", "ef", "gh", "ij", "kl"]), max_size=6), max_size=25),
+       st.sampled_from([0.0, 0.3, 0.5, 0.9, 1.0, 1.01]))
+def test_near_duplicate_collapse_compares_only_compatible_sizes_with_the_same_result(texts, threshold):
+    hits = [Hit(mem(str(i), " ".join(t)), 1.0 - i / 100) for i, t in enumerate(texts)]
+    expected = _collapse_reference(hits, threshold)
+    assert [h.memory.id for h in collapse_near_duplicates(hits, threshold)] == expected
