@@ -62,6 +62,7 @@ from desktop_memory.core.ranking import (  # noqa: E402
     is_time_question,
     lift_time_mentions,
     spread_to_neighbours,
+    two_steps,
 )
 
 K = 10
@@ -77,6 +78,7 @@ GRID: dict[str, list[Any]] = {
     "min_semantic_only": [0.1, 0.2, 0.3, 0.4],
     "neighbour_weight": [0.0, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9],
     "neighbour_sources": [5, 10, 20, 30, 50],
+    "far_neighbour_weight": [0.0, 0.5, 0.6, 0.7, 0.75],
     "importance_weight": [0.0, 0.05, 0.1],
     "collapse_jaccard": [0.8, 0.9, 1.01],
     "time_mention_boost": [0.0, 0.1, 0.2, 0.3, 0.5],
@@ -177,8 +179,12 @@ def replay(conv: Conversation, q: Question, p: RankingParams, now: float) -> lis
     if p.neighbour_weight > 0 and hits:
         sources = [h.memory.id for h in hits[: p.neighbour_sources]]
         nb = {s: conv.neighbours.get(s, []) for s in sources}
-        extra = {n: conv.memories[n] for ns in nb.values() for n in ns if n not in rows and n in conv.memories}
-        hits = spread_to_neighbours(hits, nb, extra, p.neighbour_weight)
+        far = {}
+        if p.far_neighbour_weight > 0:
+            far = two_steps(nb, {n: conv.neighbours.get(n, []) for ns in nb.values() for n in ns})
+        reach = [n for ns in (*nb.values(), *far.values()) for n in ns]
+        extra = {n: conv.memories[n] for n in reach if n not in rows and n in conv.memories}
+        hits = spread_to_neighbours(hits, nb, extra, p.neighbour_weight, far=far, far_weight=p.far_neighbour_weight)
     hits = collapse_families(first_slots(hits, LIMIT * 2))
     hits = collapse_near_duplicates(hits, p.collapse_jaccard)[:LIMIT]
     return [conv.dia.get(h.memory.id) for h in hits]

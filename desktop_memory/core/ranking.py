@@ -49,6 +49,7 @@ class RankingParams:
     pinned_boost: float = 0.05
     neighbour_weight: float = 0.75
     neighbour_sources: int = 20
+    far_neighbour_weight: float = 0.7
     collapse_jaccard: float = 0.9
     time_mention_boost: float = 0.4
 
@@ -114,17 +115,20 @@ def fuse(
 
 
 def spread_to_neighbours(
-    hits: list[Hit], neighbours: Mapping[str, Sequence[str]], extra: Mapping[str, Memory], weight: float
+    hits: list[Hit], neighbours: Mapping[str, Sequence[str]], extra: Mapping[str, Memory], weight: float,
+    *, far: Mapping[str, Sequence[str]] | None = None, far_weight: float = 0.0,
 ) -> list[Hit]:
     """Memories captured right before or after a strong hit share a part of its score.
 
-    A neighbour's score becomes max(own score, weight x the hit's score); neighbours that were
-    not candidates (given in `extra`) join the list. Returns the list re-sorted.
+    A neighbour's score becomes max(own score, weight x the hit's score); a memory two steps away
+    (`far`, see `two_steps`) max(own score, far_weight x the hit's score). Neighbours that were not
+    candidates (given in `extra`) join the list. Returns the list re-sorted.
     """
     by_id = {h.memory.id: h for h in hits}
     for hit in list(hits):
-        for nid in neighbours.get(hit.memory.id, ()):
-            lifted = weight * hit.score
+        near = [(nid, weight) for nid in neighbours.get(hit.memory.id, ())]
+        for nid, share in near + [(nid, far_weight) for nid in (far or {}).get(hit.memory.id, ())]:
+            lifted = share * hit.score
             target = by_id.get(nid)
             if target is None and nid in extra:
                 target = Hit(extra[nid], 0.0, {"keyword": 0.0, "semantic": 0.0})
@@ -134,6 +138,17 @@ def spread_to_neighbours(
                 target.explain["neighbour_of"] = hit.memory.id
                 target.explain["final"] = round(lifted, 6)
     return sorted(by_id.values(), key=lambda h: (-h.score, -h.memory.created_at))
+
+
+def two_steps(near: Mapping[str, Sequence[str]], of_near: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """For each memory, the neighbours of its neighbours (`of_near`), less itself and its own neighbours."""
+    out: dict[str, list[str]] = {}
+    for mid, ns in near.items():
+        skip = {mid, *ns}
+        far = [f for n in ns for f in of_near.get(n, ()) if f not in skip]
+        if far:
+            out[mid] = list(dict.fromkeys(far))
+    return out
 
 
 def is_time_question(text: str) -> bool:

@@ -31,6 +31,7 @@ from ..core.ranking import (
     is_time_question,
     lift_time_mentions,
     spread_to_neighbours,
+    two_steps,
 )
 from ..engine.embed import Embedder
 from ..engine.settings import Settings
@@ -127,9 +128,14 @@ class Retrieval:
         if self.ranking.neighbour_weight > 0 and hits:
             sources = [h.memory.id for h in hits[: self.ranking.neighbour_sources]]
             neighbours = self.store.session_neighbours(sources)
-            wanted = {n for ns in neighbours.values() for n in ns} - set(rows)
+            far = {}
+            if self.ranking.far_neighbour_weight > 0:  # and the memories two steps away
+                near = list({n for ns in neighbours.values() for n in ns})
+                far = two_steps(neighbours, self.store.session_neighbours(near))
+            wanted = {n for ns in (*neighbours.values(), *far.values()) for n in ns} - set(rows)
             extra = {m.id: m for m in self.passing(self.store.get_many(wanted).values(), filters)}
-            hits = spread_to_neighbours(hits, neighbours, extra, self.ranking.neighbour_weight)
+            hits = spread_to_neighbours(hits, neighbours, extra, self.ranking.neighbour_weight,
+                                        far=far, far_weight=self.ranking.far_neighbour_weight)
         if self.rerank is not None and hits:
             hits = self.rerank(text, hits)
         return hits[:limit] if expand else self._collapse(hits, filters, limit)

@@ -129,3 +129,22 @@ def test_near_duplicate_collapse_compares_only_compatible_sizes_with_the_same_re
     hits = [Hit(mem(str(i), " ".join(t)), 1.0 - i / 100) for i, t in enumerate(texts)]
     expected = _collapse_reference(hits, threshold)
     assert [h.memory.id for h in collapse_near_duplicates(hits, threshold)] == expected
+
+
+def test_memories_two_steps_away_share_a_smaller_part():
+    from desktop_memory.core.ranking import spread_to_neighbours, two_steps
+
+    near = {"q": ["a", "b"]}
+    of_near = {"a": ["x", "q"], "b": ["q", "c"]}
+    assert two_steps(near, of_near) == {"q": ["x", "c"]}
+    assert two_steps({"q": ["a"]}, {"a": ["q", "a", "b"]}) == {"q": ["b"]}  # never itself or a near one
+    assert two_steps({}, of_near) == {}
+    memories = {i: mem(i) for i in "qabxcz"}
+    hits = [Hit(memories["q"], 1.0, {}), Hit(memories["z"], 0.5, {})]
+    extra = {i: memories[i] for i in "abxc"}
+    out = spread_to_neighbours(hits, near, extra, 0.75, far=two_steps(near, of_near), far_weight=0.6)
+    scores = {h.memory.id: round(h.score, 6) for h in out}
+    assert scores == {"q": 1.0, "a": 0.75, "b": 0.75, "x": 0.6, "c": 0.6, "z": 0.5}
+    assert [h.memory.id for h in out][:3] == ["q", "a", "b"] or [h.memory.id for h in out][:3] == ["q", "b", "a"]
+    plain = spread_to_neighbours([Hit(memories["q"], 1.0, {})], near, extra, 0.75)
+    assert {h.memory.id for h in plain} == {"q", "a", "b"}  # no far ones unless asked
