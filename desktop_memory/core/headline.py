@@ -17,6 +17,9 @@ from .query import STOP_WORDS
 _NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*", re.UNICODE)
 HEADLINE_CHARS = 90
+# a headline ending on one of these was cut off mid-phrase ("... slipped a week because of")
+DANGLING = frozenset(["a", "an", "the", "of", "to", "and", "or", "but", "with", "for", "from", "in", "on", "at",
+                      "by", "as", "is", "are", "was", "were", "be", "because", "that", "than", "into", "about"])
 
 
 def _numbers(text: str) -> set[str]:
@@ -39,9 +42,13 @@ def _forms(word: str) -> set[str]:
 
 def grounded(candidate: str, text: str) -> bool:
     """True when the candidate's words come from the text: each number exactly as written there, each
-    other word (bar common small words) in the text itself or as a plain plural or possessive."""
+    other word (bar common small words) in the text itself or as a plain plural or possessive; and it does
+    not stop mid-phrase (on "of", "the", "because"...)."""
     candidate = candidate.strip()
     if not candidate or not text:
+        return False
+    tokens = re.findall(r"\w+", candidate)
+    if tokens and tokens[-1].lower() in DANGLING:
         return False
     numbers = _numbers(text)
     if any(n not in numbers for n in _NUMBER.findall(candidate)):
