@@ -204,3 +204,42 @@ def test_a_busy_host_is_waited_for_not_declared_hung(data_dir: Path, monkeypatch
             other.close()
         remote.close()
         host.stop()
+
+
+def test_a_streamed_import_lets_other_clients_in_between_chunks_and_keeps_every_line(data_dir: Path) -> None:
+    """One import on the host for the whole stream (pipelined across chunks), yet another client's searches
+    are answered between chunks, and every line is stored."""
+    host = HostProcess(data_dir, enrich=False)
+    importer = host.open()
+    searcher = connect(data_dir)
+    assert searcher is not None
+    lines = [json.dumps({"content": f"Meeting note {n}: the budget review moves to room {n % 40} on day {n % 7}"})
+             for n in range(1200)]
+    acked: list[int] = []
+    result: dict[str, object] = {}
+
+    def run_import() -> None:
+        try:
+            result["report"] = importer.import_records(lines, progress=lambda r: acked.append(r.stored))
+        except BaseException as exc:  # noqa: BLE001 - reported by the test below
+            result["error"] = exc
+
+    try:
+        searcher.search("warm up", limit=1, record_access=False)
+        worker = threading.Thread(target=run_import)
+        worker.start()
+        waits: list[float] = []
+        while worker.is_alive():
+            started = time.monotonic()
+            searcher.search("budget review room", limit=3, record_access=False)
+            waits.append(time.monotonic() - started)
+        worker.join()
+        assert "error" not in result, result
+        report = result["report"]
+        assert report.errors == [] and report.stored == 1200 and acked == sorted(acked) and acked[-1] == 1200
+        assert len(waits) >= 3 and max(waits) < 15, waits  # answered between chunks, not after the whole import
+        assert searcher.stats()["memories"] == report.added + report.related
+    finally:
+        searcher.close()
+        importer.close()
+        host.stop()
