@@ -3,8 +3,9 @@
 A small local model sometimes invents: it titled "Rapid copy number 200" as "Rapid copy number 201" and
 wrote "The production database password rotation is a 10" for a note that says nothing of the kind.
 `grounded` accepts a candidate only when every number in it occurs in the text as written, and every
-other word occurs in the text too (common small words and plain plurals aside); otherwise `headline`
-falls back to the text's first line. Pure functions, standard library only.
+other word occurs in the text too (common small words and plain plurals aside), and it does not stop
+mid-phrase; otherwise `headline` falls back to the text's first line, cut at a word. Enrichment stores a
+model's title only when it is grounded (core/enrich.py). Pure functions, standard library only.
 """
 
 from __future__ import annotations
