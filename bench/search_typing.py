@@ -179,6 +179,8 @@ def main() -> int:
                                       "over_50ms": sum(x > 50 for x in late),
                                       "over_50ms_stall_gui_cpu_core_wait": big[:12]},
         "gui_idle_rss_mb": state.get("idle_rss"),
+        "gui_engine_libraries": sorted({m.split(".")[0] for m in sys.modules}  # none: they live in the host
+                                       & {"numpy", "chromadb", "onnxruntime", "apsw", "llama_cpp"}),
         "errors": errors[:5],
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}",
     }

@@ -17,12 +17,13 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ..core.enrich import DETERMINISTIC, Enrichment, answer_schema, combine, lead_summary
 from ..core.errors import DesktopMemoryError, ModelUnavailable
+from .enrich_report import EnrichReport
 from .foreground import Foreground
 from .llm import LocalModel, ModelInfo, check_model, default_threads, prompt
 from .settings import Settings
@@ -67,25 +68,6 @@ def enrich_text(
 
 
 # -- the worker -------------------------------------------------------------------------------
-@dataclass
-class EnrichReport:
-    """What one `enrich` run did."""
-
-    processed: int = 0
-    with_model: int = 0
-    deterministic: int = 0
-    failed: int = 0
-    retried: int = 0
-    seconds: float = 0.0
-    model: str = ""
-    model_error: str = ""
-    remaining: int = 0
-    errors: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 def lower_thread_priority(niceness: int = 19) -> bool:
     """Make the calling thread (and the threads it starts, such as llama.cpp's) yield the CPU."""
     if not sys.platform.startswith("linux"):

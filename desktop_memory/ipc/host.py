@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import IO
 
 from ..core.errors import DesktopMemoryError
-from ..service import MemoryService
 from .lane import ENGINE_NICE, EngineLane, lower_priority
 from .server import IpcServer
 
@@ -55,6 +54,8 @@ def serve(data_dir: Path, *, enrich: bool = True, stdin_fd: int = 0, out: IO[str
     out = out or sys.stdout
     stop = stop or threading.Event()
     threading.Thread(target=_watch_stdin, args=(stdin_fd, stop), name="parent-watch", daemon=True).start()
+    from ..service import MemoryService  # here: the app's GUI imports this module for READY and ERROR
+
     lane = EngineLane()
     try:
         service = lane.run(lambda: MemoryService(Path(data_dir)))

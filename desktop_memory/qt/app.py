@@ -26,7 +26,7 @@ from ..engine.settings import Settings
 from ..ipc.client import connect
 from ..ipc.spawn import HostProcess
 from ..ipc.supervisor import Supervisor
-from ..service import MemoryService
+from ..service.protocol import MemoryOperations
 from . import capture_now, single_instance
 from .bridge import ENGINE, EngineBridge
 from .clipboard_watcher import ClipboardWatcher
@@ -56,7 +56,7 @@ class DesktopApp(QObject):
     failed = Signal(str)
     engine_state_changed = Signal(str)  # starting, ready, restarting, stopped
 
-    def __init__(self, data_dir: Path, *, opener: Callable[[Path], MemoryService] | None = None) -> None:
+    def __init__(self, data_dir: Path, *, opener: Callable[[Path], MemoryOperations] | None = None) -> None:
         """Without `opener` the engine runs in a host process; with one, in this process (tests)."""
         super().__init__()
         self.data_dir = data_dir
@@ -170,7 +170,7 @@ class DesktopApp(QObject):
         self.welcome.search_requested.connect(self.search.show_and_focus)
         self.welcome.show_centred()
 
-        def remember(s: MemoryService) -> Settings:
+        def remember(s: MemoryOperations) -> Settings:
             return s.save_settings(dataclasses.replace(s.settings, welcome_shown=True))
 
         def remembered(new: Settings) -> None:

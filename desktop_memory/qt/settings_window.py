@@ -36,9 +36,9 @@ from PySide6.QtWidgets import (
 
 from ..core.context import FORMATS
 from ..core.errors import InvalidInput
-from ..engine.folder import create_private
 from ..engine.settings import Settings
-from ..service import ImportReport, MemoryService
+from ..service import ImportReport
+from ..service.protocol import MemoryOperations
 from . import autostart
 from .bridge import EngineBridge
 from .importing import ChunkedImport
@@ -51,8 +51,10 @@ def _lines(edit: QPlainTextEdit) -> list[str]:
     return [line.strip() for line in edit.toPlainText().splitlines() if line.strip()]
 
 
-def _export(service: MemoryService, target: Path) -> int:
+def _export(service: MemoryOperations, target: Path) -> int:
     """Write every memory as JSON Lines (or Markdown, for a .md file) to a temp file, then move it into place."""
+    from ..engine.folder import create_private  # here: engine.folder loads SQLite, the GUI needs it only now
+
     tmp = target.with_name(target.name + ".partial")
     count = 0
     try:  # readable by this user only (0600) whatever the umask: it holds every memory
@@ -299,7 +301,7 @@ class SettingsWindow(QDialog):
             return
         self.error.hide()
 
-        def apply(service: MemoryService) -> Settings:
+        def apply(service: MemoryOperations) -> Settings:
             return service.save_settings(new)
 
         self.bridge.submit(apply, self._saved, self._show_error)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,41 +20,9 @@ from ..core.models import Memory, Version, from_iso
 from ..core.redact import redact
 from ..core.text import check_content, content_hash, decode
 from ..engine import failures, records
-from .ingest import AddResult, Ingest, Prepared
+from .ingest import Ingest, Prepared
+from .reports import IMPORT_BATCH, IMPORT_BATCH_BYTES, AddResult, ImportReport
 from .vector_sync import no_vectors
-
-IMPORT_BATCH = 256
-IMPORT_BATCH_BYTES = 8 * 1024 * 1024  # and at most this much text per batch (two are in flight): bounded memory
-
-
-@dataclass
-class ImportReport:
-    """Counts of an import, and each bad line with its number and reason."""
-
-    added: int = 0  # new memories with no look-alike
-    duplicates: int = 0  # exact repeats of a stored text (bumped)
-    related: int = 0  # new memories grouped with a look-alike (kept, not merged)
-    redacted: int = 0
-    errors: list[tuple[int, str]] = field(default_factory=list)
-
-    @property
-    def stored(self) -> int:
-        """Records acknowledged: new memories (related or not) and duplicates."""
-        return self.added + self.related + self.duplicates
-
-    def count(self, result: AddResult) -> None:
-        """Count one stored record."""
-        if result.status == "added":
-            self.added += 1
-        elif result.status == "related":
-            self.related += 1
-        else:
-            self.duplicates += 1
-        self.redacted += sum(result.redactions.values())
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"added": self.added, "duplicates": self.duplicates, "related": self.related,
-                "redacted": self.redacted, "errors": [{"line": n, "error": e} for n, e in self.errors]}
 
 
 @dataclass

@@ -25,22 +25,10 @@ from ..engine.embed import Embedder
 from ..engine.settings import Settings
 from ..engine.store import Store
 from . import vector_sync
+from .reports import AddResult
 from .vector_sync import VectorSync, no_vectors
 
 EXTEND_WINDOW_S = 5 * 60  # a capture extending the previous one from its source within this replaces it
-
-
-@dataclass
-class AddResult:
-    """What happened to one piece of text given to `add`."""
-
-    memory: Memory
-    status: str  # "added", "related" (added, grouped with a look-alike), "duplicate" (exact, bumped)
-    #              or "extended" (a capture extending the previous one; the earlier text kept as a version)
-    redactions: dict[str, int] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "id": self.memory.id, "redactions": self.redactions}
 
 
 @dataclass

@@ -25,7 +25,7 @@ from ..core.capture import CaptureResult, Snapshot
 from ..core.context import Context
 from ..core.models import Hit, Memory, Version
 from ..core.query import Filters
-from ..engine.enrichment import EnrichReport
+from ..engine.enrich_report import EnrichReport
 from ..engine.records import Overlong
 from ..engine.settings import Settings
 from . import AddResult, ImportReport
