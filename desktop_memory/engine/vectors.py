@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -38,6 +39,21 @@ def _is_damage(exc: BaseException) -> bool:
     if failures.not_damage(exc):  # a full disk or a read-only folder: moving the index aside cannot help
         return False
     return isinstance(exc, InternalError) or type(exc).__name__ == "PanicException"
+
+
+def release_process_cache() -> None:
+    """Drop Chroma's per-process client cache so the next open of any index reads its folder afresh.
+
+    For a process that closes its engine and may open the same folder again later (the MCP server);
+    call it only after every `VectorIndex` of the process is closed.
+    """
+    if "chromadb" not in sys.modules:
+        return
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    for system in list(SharedSystemClient._identifier_to_system.values()):  # Chroma offers no public way
+        system.stop()
+    SharedSystemClient.clear_system_cache()
 
 
 class VectorIndex:

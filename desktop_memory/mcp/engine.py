@@ -14,7 +14,6 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..engine.embed import Embedder
 from ..ipc.client import HostGone, RemoteService, host_or_local
 from ..ipc.lane import EngineLane
 from ..service import MemoryService
@@ -73,12 +72,10 @@ class EngineAccess:
         return self._engine
 
     def _open_local(self) -> MemoryService:
-        return MemoryService(self.folder, embedder=self._get_embedder(), lock_wait_s=self.lock_wait_s)
-
-    def _get_embedder(self) -> Embedder:
-        if self._embedder is None:
-            self._embedder = Embedder()
-        return self._embedder
+        """The service loads the embedder on its first open; later opens reuse it (no model load per idle close)."""
+        engine = MemoryService(self.folder, embedder=self._embedder, lock_wait_s=self.lock_wait_s)
+        self._embedder = engine.embedder
+        return engine
 
     def _close_quietly(self) -> None:
         try:

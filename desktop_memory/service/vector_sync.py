@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,6 +22,7 @@ from ..engine.foreground import Foreground
 from ..engine.index_health import remove_moved_aside
 from ..engine.store import Store
 from ..engine.vectors import VectorIndex
+from ..engine.vectors import release_process_cache as release_process_cache  # re-exported for the MCP server
 
 log = logging.getLogger(__name__)
 
@@ -37,21 +37,6 @@ PENDING_FLUSH = 32  # vectors an `add` leaves for Chroma: written together once 
 def no_vectors() -> np.ndarray:
     """An empty matrix of vectors (no rows)."""
     return np.zeros((0, DIMENSIONS), np.float32)
-
-
-def release_process_cache() -> None:
-    """Drop Chroma's per-process client cache so the next open of any index reads its folder afresh.
-
-    For a process that closes its engine and may open the same folder again later (the MCP server);
-    call it only after every `VectorIndex` of the process is closed.
-    """
-    if "chromadb" not in sys.modules:
-        return
-    from chromadb.api.shared_system_client import SharedSystemClient
-
-    for system in list(SharedSystemClient._identifier_to_system.values()):  # Chroma offers no public way
-        system.stop()
-    SharedSystemClient.clear_system_cache()
 
 
 class VectorSync:

@@ -51,9 +51,6 @@ KNOWN_VIOLATIONS: set[tuple[str, str]] = {
     ("cli.commands", "engine.folder"),  # private_output for `export FILE`: the service could write the file
     ("cli.commands", "engine.lock"),  # lock.WAIT_S: the lock-wait policy could be a service option
     ("qt.settings_window", "engine.folder"),  # create_private for the export file (as cli.commands)
-    ("mcp.engine", "engine.embed"),  # the MCP worker loads its own Embedder (one shared opener removes it)
-    # issue 17: the service reaches into Chroma's private client cache (engine/vectors.py should own it)
-    ("service.vector_sync", "chromadb"),
 }
 
 
