@@ -63,24 +63,26 @@ def test_a_file_is_read_in_bounded_chunks_and_an_overlong_line_is_skipped_unread
     assert data.closed
 
 
-def test_a_full_disk_part_way_is_told_from_the_start_of_the_file(qtbot, bridge, engine, monkeypatch) -> None:
-    from desktop_memory.core.errors import DiskFull
-    from desktop_memory.engine import failures
+def test_a_full_disk_part_way_is_told_from_the_start_of_the_file(qtbot, bridge, socket_engines, tmp_path,
+                                                                  monkeypatch) -> None:
+    """A real full disk behind the socket: the streamed import counts from line 1 of the file by itself."""
+    import re
 
-    service = engine(bridge, lambda s: s)
-    real = service.import_records
-    calls: list[int] = []
-
-    def fills_up(lines, **kw):
-        calls.append(len(lines))
-        if len(calls) == 2:
-            real(lines[:2], **kw)
-            raise DiskFull(failures.DISK_FULL, "2 record(s) were stored, nothing after line 2 was imported")
-        return real(lines, **kw)
-
-    monkeypatch.setattr(service, "import_records", fills_up)
-    lines = [json.dumps({"content": f"note {i} about the orchard rota"}) for i in range(1, 10)]
+    monkeypatch.setattr("desktop_memory.service.importing.IMPORT_BATCH", 4)
+    host = socket_engines[tmp_path / "data"]
+    lines = [json.dumps({"content": f"ledger entry {i}: paid invoice {1000 + i} " + "detail " * 300})
+             for i in range(40)]
+    pages = host.run(lambda s: s.store.scalar("PRAGMA page_count"))
+    host.run(lambda s: s.store.db.execute(f"PRAGMA max_page_count={pages + 40}"))
     failed: list[str] = []
     ChunkedImport(bridge, lambda: iter(lines), done=failed.append, failed=failed.append, chunk=3).start()
-    qtbot.waitUntil(lambda: bool(failed), timeout=20_000)
-    assert failed[0] == f"{failures.DISK_FULL}; 5 record(s) were stored, nothing after line 5 was imported"
+    qtbot.waitUntil(lambda: bool(failed), timeout=30_000)
+    host.run(lambda s: s.store.db.execute("PRAGMA max_page_count=1000000000"))
+    found = re.search(r"disk is full.*; ([\d,]+) record\(s\) were stored, nothing after line ([\d,]+) was imported$",
+                      str(failed[0]))
+    assert found, failed
+    stored, last = (int(g.replace(",", "")) for g in found.groups())
+    kept = host.run(lambda s: {m.content for m in s.store.iter_all()})
+    assert stored == len(kept) > 3 and last >= stored  # more than one chunk in: counted from line 1
+    assert all(json.loads(x)["content"].strip() in kept for x in lines[:last])
+    assert json.loads(lines[last])["content"].strip() not in kept
