@@ -2,22 +2,11 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import html
 import logging
 
-from PySide6.QtCore import QByteArray, QEvent, QItemSelectionModel, QMimeData, QObject, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import (
-    QColor,
-    QGuiApplication,
-    QKeyEvent,
-    QKeySequence,
-    QPainter,
-    QPainterPath,
-    QPalette,
-    QRegion,
-    QShortcut,
-)
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -29,37 +18,30 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QSplitter,
     QStackedWidget,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from ..core.capture import OWN_MIME
-from ..core.context import Context, build_context
+from ..core.context import build_context
 from ..core.models import Hit, Memory
 from ..engine.settings import Settings
 from . import display
 from .bridge import EngineBridge
+from .footer_hints import hint_keys, hints_html
+from .panel import MAX_ROWS, RADIUS, WIDTH, WIDTH_WITH_PREVIEW, PanelLook
 from .preview import PreviewPane
-from .result_row import secondary
+from .query_chips import render_chips
 from .results import MemoryRole, ResultDelegate, ResultsModel, SimilarRole
+from .search_actions import UNDO_MS, SearchActions, put_on_clipboard
+from .search_keys import SearchKeys
 
 log = logging.getLogger(__name__)
 
-
-def put_on_clipboard(text: str) -> None:
-    """Our copy, marked with our own format so the clipboard watcher does not store it again."""
-    mime = QMimeData()
-    mime.setText(text)
-    mime.setData(OWN_MIME, QByteArray(b"1"))
-    QGuiApplication.clipboard().setMimeData(mime)
+__all__ = ["MAX_ROWS", "RADIUS", "RESULT_LIMIT", "UNDO_MS", "WIDTH", "WIDTH_WITH_PREVIEW", "SearchWindow",
+           "put_on_clipboard"]
 
 RESULT_LIMIT = 30
-UNDO_MS = 10_000
 TITLE = "desktop-memory search"
-WIDTH, WIDTH_WITH_PREVIEW = 760, 1120  # logical pixels, at most 92 % of the screen
-MAX_ROWS = 7  # the panel grows with its results up to this many rows, then the list scrolls
-RADIUS = 12
 
 FIRST_RUN = (
     "<h3>Nothing remembered yet</h3>"
@@ -76,8 +58,9 @@ FIRST_RUN = (
 )
 
 
-class SearchWindow(QWidget):
-    """Spotlight-like search over memories that turns a selection into pasteable context."""
+class SearchWindow(SearchKeys, SearchActions, PanelLook):
+    """Spotlight-like search over memories that turns a selection into pasteable context. Its keys
+    (search_keys.py), actions on a selection (search_actions.py) and look (panel.py) live in their own modules."""
 
     search_finished = Signal(str, int)  # query, number of results shown
     copied = Signal(str, int, int)  # "context" or "text", memories, estimated tokens
@@ -207,100 +190,6 @@ class SearchWindow(QWidget):
         self._render_chips()
         self._update_status()
 
-    # -- the panel --------------------------------------------------------------------------
-    def _style(self) -> None:
-        """Colours from the system palette (light or dark): one surface, a footer band, readable hints."""
-        pal = self.palette()
-        base = pal.color(QPalette.ColorRole.Base)
-        for w in (self.query, self.list, self.list.viewport(), self.empty, self.stack):
-            p = w.palette()
-            p.setColor(QPalette.ColorRole.Base, base)
-            p.setColor(QPalette.ColorRole.Window, base)
-            w.setPalette(p)
-        self.list.viewport().setAutoFillBackground(False)
-        handle = pal.color(QPalette.ColorRole.Mid).name()
-        self.list.setStyleSheet(
-            "QListView { background: transparent; }"
-            "QScrollBar:vertical { width: 10px; background: transparent; margin: 4px 2px 4px 0; }"
-            f"QScrollBar::handle:vertical {{ background: {handle}; border-radius: 4px; min-height: 28px; }}"
-            "QScrollBar::add-line:vertical, QScrollBar::sub-line:vertical { height: 0; }"
-            "QScrollBar::add-page:vertical, QScrollBar::sub-page:vertical { background: transparent; }")
-        self.query.setStyleSheet("QLineEdit { background: transparent; border: none; }")
-        mid = pal.color(QPalette.ColorRole.Mid).name()
-        self.line.setStyleSheet(f"color: {mid};")
-        dim = secondary(pal).name()
-        self.status.setStyleSheet(f"color: {dim};")
-        self.undo_label.setStyleSheet("")
-
-    def paintEvent(self, event: object) -> None:  # noqa: N802 - Qt override
-        """The rounded surface, its outline and the footer band."""
-        p = QPainter(self)
-        p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        pal = self.palette()
-        rect = QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5)
-        path = QPainterPath()
-        path.addRoundedRect(rect, RADIUS, RADIUS)
-        p.fillPath(path, pal.color(QPalette.ColorRole.Base))
-        band = QRectF(rect.left(), self.footer.geometry().top(), rect.width(), rect.bottom() - self.footer.y())
-        clip = QPainterPath()
-        clip.addRect(band)
-        p.fillPath(path.intersected(clip), pal.color(QPalette.ColorRole.Window))
-        outline = QColor(pal.color(QPalette.ColorRole.Mid))
-        p.setPen(outline)
-        p.drawPath(path)
-        p.end()
-
-    def resizeEvent(self, event: object) -> None:  # noqa: N802 - Qt override
-        """Round the corners for window systems without a compositor (a mask; painted edges where there is one)."""
-        path = QPainterPath()
-        path.addRoundedRect(QRectF(self.rect()), RADIUS, RADIUS)
-        self.setMask(QRegion(path.toFillPolygon().toPolygon()))
-        super().resizeEvent(event)  # type: ignore[arg-type]
-
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
-        if event.type() == QEvent.Type.PaletteChange:
-            self._style()
-            self._update_status()
-        super().changeEvent(event)
-
-    def _screen_area(self) -> object:
-        screen = (QGuiApplication.screenAt(self.cursor().pos()) or self.screen()
-                  or QGuiApplication.primaryScreen())
-        return screen.availableGeometry() if screen is not None else None
-
-    def _fit(self) -> None:
-        """Size the panel to what it shows: as many rows as there are (up to MAX_ROWS), wider with the preview."""
-        area = self._screen_area()
-        max_w = int(area.width() * 0.92) if area is not None else WIDTH_WITH_PREVIEW
-        max_h = int(area.height() * 0.8) if area is not None else 700
-        width = min(WIDTH_WITH_PREVIEW if self.preview.isVisible() else WIDTH, max_w)
-        row_h = self.delegate.rows(self.list.viewOptions() if hasattr(self.list, "viewOptions")
-                                   else self._row_option()).row_height
-        if self.preview.isVisible():
-            body = MAX_ROWS * row_h + 8
-        elif self.stack.currentWidget() is self.list:
-            body = max(1, min(self.model.rowCount(), MAX_ROWS)) * row_h + 8
-        else:
-            body = max(self.empty.heightForWidth(width - 2), 90)
-        chrome = self.height() - self.splitter.height() if self.splitter.height() > 0 else 0
-        self.splitter.setFixedHeight(min(body, max_h - 160))
-        self.layout().invalidate()
-        self.layout().activate()
-        height = min(self.layout().sizeHint().height(), max_h) if chrome >= 0 else max_h
-        if self.size().width() != width or self.size().height() != height:
-            centre = self.geometry().center().x()
-            self.resize(width, height)  # the top stays put: the panel grows and shrinks downwards
-            if self.isVisible() and area is not None:
-                left = min(max(area.left(), centre - width // 2), area.right() - width)
-                self.move(left, self.y())
-
-    def _row_option(self) -> object:
-        from PySide6.QtWidgets import QStyleOptionViewItem
-
-        option = QStyleOptionViewItem()
-        option.initFrom(self.list)
-        return option
-
     # -- showing ----------------------------------------------------------------------------
     def show_and_focus(self, select_id: str | None = None) -> None:
         """Open centred on the active screen (the one under the mouse), above other windows, ready to type; the
@@ -389,26 +278,7 @@ class SearchWindow(QWidget):
 
     # -- filter chips -----------------------------------------------------------------------
     def _render_chips(self) -> None:
-        while (item := self.chips.takeAt(0)) is not None:
-            if item.widget():
-                item.widget().deleteLater()
-        query = self.query.text()
-        active = display.filter_tokens(query)
-        for token in active:
-            chip = QToolButton(text=f"{token}  ✕", toolTip=f"Remove the filter {token}")
-            chip.setAutoRaise(False)
-            chip.clicked.connect(lambda _=False, t=token: self._set_query(display.without_token(self.query.text(), t)))
-            self.chips.addWidget(chip)
-        week = (dt.date.today() - dt.timedelta(days=7)).isoformat()
-        for label, token in (("Pinned", "is:pinned"), ("Clipboard", "source:clipboard"),
-                             ("Last 7 days", f"after:{week}")):
-            if token not in active:
-                chip = QToolButton(text=f"+ {label}", toolTip=f"Add the filter {token}")
-                chip.setAutoRaise(True)
-                chip.clicked.connect(lambda _=False, t=token: self._set_query(f"{self.query.text().rstrip()} {t} "
-                                                                               .lstrip()))
-                self.chips.addWidget(chip)
-        self.chips.addStretch(1)
+        render_chips(self.chips, self.query.text, self._set_query)
 
     def _set_query(self, text: str) -> None:
         self.query.setText(text)
@@ -489,223 +359,8 @@ class SearchWindow(QWidget):
 
     def _update_hints(self, chosen: list[Memory]) -> None:
         """The footer's keys for what is selected now (pin or unpin, forget or restore, preview open or not)."""
-        keys: list[tuple[str, str]] = []
-        if chosen:
-            keys = [("↵", "copy context"), ("Ctrl+↵", "copy text"),
-                    *([] if self.preview.isVisible() else [("Shift+Space", "preview")]),
-                    ("Ctrl+P", "unpin" if all(m.pinned for m in chosen) else "pin"),
-                    ("Del", "restore" if all(m.forgotten for m in chosen) else "forget")]
-        if self._forgotten:
-            keys.append(("Ctrl+Z", "undo forget"))
-        if not chosen or self.preview.isVisible():
-            keys.append(("Esc", "close preview" if self.preview.isVisible() else "hide"))
-        pal = self.palette()
-        text, dim = pal.color(QPalette.ColorRole.Text).name(), secondary(pal).name()
-        cap = pal.color(QPalette.ColorRole.Base).name()
-        self.hints.setText("&nbsp;&nbsp;".join(
-            f"<span style='color:{text}; background:{cap}'>&nbsp;{html.escape(k)}&nbsp;</span>"
-            f"<span style='color:{dim}'>&nbsp;{html.escape(v)}</span>" for k, v in keys))
-
-    # -- actions ------------------------------------------------------------------------------
-    def copy_context(self) -> None:
-        ids = [m.id for m in self.selected_memories()]
-        if not ids:
-            return
-        budget, fmt = self.budget, self.fmt
-        about = " ".join(t for t in self.model.query.split() if t not in display.filter_tokens(self.model.query))
-        self.bridge.submit(lambda s: s.context(about or None, ids=ids, budget=budget, fmt=fmt), self._context_ready,
-                           self.notice.emit)
-
-    def _context_ready(self, ctx: Context) -> None:
-        put_on_clipboard(ctx.text)
-        self.hide()
-        log.info("context copied: %d memories, %d tokens", len(ctx.included), ctx.tokens)
-        self.copied.emit("context", len(ctx.included), ctx.tokens)
-        self.notice.emit(f"Copied context: {len(ctx.included)} memories, ~{ctx.tokens} tokens")
-
-    def copy_text(self) -> None:
-        chosen = self.selected_memories()
-        if not chosen:
-            return
-        text = "\n\n".join(m.content for m in chosen)
-        put_on_clipboard(text)
-        self.hide()
-        log.info("text copied: %d memories", len(chosen))
-        self.copied.emit("text", len(chosen), 0)
-
-    def toggle_pin(self) -> None:
-        chosen = self.selected_memories()
-        if not chosen:
-            return
-        pin = not all(m.pinned for m in chosen)
-        ids = [m.id for m in chosen]
-        self.bridge.submit(lambda s: [s.set_pinned(i, pin) for i in ids], self._pinned, self.notice.emit)
-
-    def _pinned(self, memories: list[Memory]) -> None:
-        """Show the change, then search again so pinned memories move up at once (the cursor stays on its memory)."""
-        current = self.current_memory()
-        self._keep_ids = [m.id for m in self.selected_memories()]
-        self._changed(memories)
-        self._want_id = current.id if current else None
-        self.run_search()
-
-    def _changed(self, memories: list[Memory]) -> None:
-        for m in memories:
-            self.model.replace(m)
-        if self.preview.isVisible() and (m := self.current_memory()):
-            self._preview(m)
-        self._update_status()
-
-    def forget(self) -> None:
-        """Forget the selection (Ctrl+Z brings it back); a selection of forgotten memories (`is:forgotten`) is
-        restored instead."""
-        chosen = self.selected_memories()
-        if not chosen:
-            return
-        ids = [m.id for m in chosen]
-        if all(m.forgotten for m in chosen):
-            self.bridge.submit(lambda s: [s.set_forgotten(i, False) for i in ids], self._restored, self.notice.emit)
-            return
-        row = min(self.list.currentIndex().row(), self.model.rowCount() - 1)
-        self.bridge.submit(lambda s: [s.set_forgotten(i, True) for i in ids],
-                           lambda _: self._forgotten_done(ids, row), self.notice.emit)
-
-    def _forgotten_done(self, ids: list[str], row: int) -> None:
-        self.model.remove(set(ids))
-        self._forgotten = ids
-        n = len(ids)
-        self.undo_label.setText(f"Forgot {n} memor{'y' if n == 1 else 'ies'}. Ctrl+Z brings "
-                                f"{'it' if n == 1 else 'them'} back.")
-        self.undo_bar.show()
-        self._undo_timer.start()
-        if self.model.rowCount():
-            self._select_row(min(max(row, 0), self.model.rowCount() - 1))
-        else:
-            self._show_empty(self.query.text())
-        self._update_status()
-
-    def _restored(self, memories: list[Memory]) -> None:
-        self._changed(memories)
-        n = len(memories)
-        self.notice.emit(f"Restored {n} memor{'y' if n == 1 else 'ies'}")
-
-    def undo_forget(self) -> None:
-        ids, self._forgotten = self._forgotten, []
-        if not ids:
-            return
-        self.undo_bar.hide()
-        self._undo_timer.stop()
-
-        def done(_: object) -> None:
-            self._want_id = ids[0]
-            self.run_search()
-
-        self.bridge.submit(lambda s: [s.set_forgotten(i, False) for i in ids], done, self.notice.emit)
-
-    def _undo_expired(self) -> None:
-        """After UNDO_MS the forget is final for Ctrl+Z (which then undoes typing again); is:forgotten restores."""
-        self._forgotten = []
-        self.undo_bar.hide()
-        self._update_status()
-
-    def open_preview(self) -> None:
-        if (m := self.current_memory()) is not None:
-            self._preview(m)
-            self.preview.show()
-            self._fit()
-            self._update_status()
-
-    def toggle_preview(self) -> None:
-        if self.preview.isVisible():
-            self.preview.hide()
-            self._fit()
-            self._update_status()
-        else:
-            self.open_preview()
-
-    def close_preview(self) -> None:
-        self.preview.hide()
-        self._fit()
-        self._update_status()
-        self.list.setFocus()
-
-    def _save_edit(self, memory_id: str, text: str) -> None:
-        self.bridge.submit(lambda s: [s.edit(memory_id, content=text)], self._edit_saved, self.notice.emit)
-
-    def _edit_saved(self, memories: list[Memory]) -> None:
-        self._changed(memories)
-        self.notice.emit("Saved the edit")
-
-    def _restore_version(self, memory_id: str, seq: int) -> None:
-        self.bridge.submit(lambda s: [s.restore_version(memory_id, seq)], self._version_restored, self.notice.emit)
-
-    def _version_restored(self, memories: list[Memory]) -> None:
-        self._changed(memories)
-        self.notice.emit("Restored the earlier version (the text it replaced is kept as a version)")
-
-    # -- keys ---------------------------------------------------------------------------------
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
-        if event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent) and self._key(obj, event):
-            return True
-        return super().eventFilter(obj, event)
-
-    def _space_previews(self, in_query: bool, shift: bool) -> bool:
-        """Space opens the preview, not a space in the query, when it cannot be typing: with Shift, outside the
-        query box, in an empty query, in a query shown whole-selected (just reopened), or after moving in the list
-        with the arrows (picking, not typing). Typing any character makes Space type again."""
-        if not self.model.rowCount() or self.stack.currentWidget() is not self.list:
-            return False
-        text = self.query.text()
-        return (shift or not in_query or not text.strip() or self._navigated
-                or (self.query.hasSelectedText() and self.query.selectedText() == text))
-
-    def _key(self, obj: QObject, event: QKeyEvent) -> bool:
-        key, mods = event.key(), event.modifiers()
-        ctrl = bool(mods & Qt.KeyboardModifier.ControlModifier)
-        shift = bool(mods & Qt.KeyboardModifier.ShiftModifier)
-        in_query = obj is self.query
-        at_end = in_query and self.query.cursorPosition() == len(self.query.text())
-        if key == Qt.Key.Key_Escape:
-            if self.preview.isVisible():
-                self.close_preview()
-            else:
-                self.hide()
-            return True
-        if ctrl and key == Qt.Key.Key_Z and self._forgotten:  # before the query box's own undo
-            self.undo_forget()
-            return True
-        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            self.copy_text() if ctrl else self.copy_context()
-            return True
-        if key == Qt.Key.Key_Delete and (not in_query or at_end):
-            self.forget()
-            return True
-        if ctrl and key in (Qt.Key.Key_Right, Qt.Key.Key_Left) and (at_end or not in_query):
-            done = self.expand_similar() if key == Qt.Key.Key_Right else self.collapse_similar()
-            if done or not in_query:
-                return True
-        if key in (Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_PageUp, Qt.Key.Key_PageDown):
-            self._navigated = True
-            if in_query:
-                step = {Qt.Key.Key_Up: -1, Qt.Key.Key_Down: 1, Qt.Key.Key_PageUp: -MAX_ROWS}.get(key, MAX_ROWS)
-                row = self.list.currentIndex().row() + step
-                self._select_row(min(max(0, row), self.model.rowCount() - 1), extend=shift)
-                return True
-            return False
-        if key == Qt.Key.Key_Space and not ctrl and self._space_previews(in_query, shift):
-            self.toggle_preview()
-            return True
-        if key == Qt.Key.Key_Right and (at_end or not in_query) and not self.preview.isVisible():
-            self.open_preview()
-            return True
-        if not in_query and key == Qt.Key.Key_Left and self.preview.isVisible():
-            self.close_preview()
-            return True
-        if not in_query and event.text().isprintable() and event.text() and not ctrl:
-            self.query.setFocus()
-            self.query.insert(event.text())
-            return True
-        return False
+        keys = hint_keys(chosen, self.preview.isVisible(), bool(self._forgotten))
+        self.hints.setText(hints_html(keys, self.palette()))
 
     def hideEvent(self, event: object) -> None:  # noqa: N802 - Qt override
         self.preview.hide()
