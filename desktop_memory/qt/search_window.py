@@ -5,8 +5,8 @@ from __future__ import annotations
 import html
 import logging
 
-from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtCore import QEvent, QItemSelectionModel, Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut, QWindow
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -42,6 +42,7 @@ __all__ = ["MAX_ROWS", "RADIUS", "RESULT_LIMIT", "UNDO_MS", "WIDTH", "WIDTH_WITH
 
 RESULT_LIMIT = 30
 TITLE = "desktop-memory search"
+FOCUS_CHECK_MS = 150  # on X, focus can pass through "no window" between two windows of this app
 
 FIRST_RUN = (
     "<h3>Nothing remembered yet</h3>"
@@ -74,6 +75,7 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
         self._want_id: str | None = None
         self._keep_ids: list[str] = []  # a selection to keep across the next results (pinning re-sorts)
         self._navigated = False  # moved in the list with the arrows since the last typed character
+        self._focus_in_app = False  # a window of this app took the focus since the panel lost it
         self.setWindowTitle(TITLE)
         # a launcher panel: no title bar, above other windows, rounded (painted, and masked where there is no
         # compositor), sized to its results
@@ -186,6 +188,9 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
             widget.installEventFilter(self)
         QShortcut(QKeySequence("Ctrl+P"), self, self.toggle_pin)
         QShortcut(QKeySequence("Ctrl+Z"), self, self.undo_forget, context=Qt.ShortcutContext.WindowShortcut)
+        app = QGuiApplication.instance()
+        if isinstance(app, QGuiApplication):
+            app.focusWindowChanged.connect(self._focus_window_changed)
         self._style()
         self._render_chips()
         self._update_status()
@@ -361,6 +366,26 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
         """The footer's keys for what is selected now (pin or unpin, forget or restore, preview open or not)."""
         keys = hint_keys(chosen, self.preview.isVisible(), bool(self._forgotten))
         self.hints.setText(hints_html(keys, self.palette()))
+
+    # -- focus: hide on a click elsewhere ---------------------------------------------------------
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.ActivationChange and self.isVisible():
+            self._focus_in_app = False
+            if not self.isActiveWindow():
+                QTimer.singleShot(FOCUS_CHECK_MS, self._hide_if_focus_left_the_app)
+        super().changeEvent(event)
+
+    def _focus_window_changed(self, window: QWindow | None) -> None:
+        if window is not None and window is not self.windowHandle():
+            self._focus_in_app = True
+
+    def _hide_if_focus_left_the_app(self) -> None:
+        """Hide when the focus went to another application (a click elsewhere), as Raycast and Alfred do; a window
+        of this app taking it (welcome, settings, a message box) leaves the panel open, even once it closes."""
+        if (self.isVisible() and not self.isActiveWindow() and not self._focus_in_app
+                and QGuiApplication.focusWindow() is None):
+            log.info("search window hidden: another application took the focus")
+            self.hide()
 
     def hideEvent(self, event: object) -> None:  # noqa: N802 - Qt override
         self.preview.hide()

@@ -262,3 +262,16 @@ def test_partial_words_find_their_memory_while_typing(qtbot, panel, typed, found
     search(qtbot, panel, typed)
     assert found in panel.model.memories[0].content and panel.list.currentIndex().row() == 0
     assert panel.stack.currentWidget() is panel.list
+
+
+@pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs a real X server (scripts/with-desktop.sh)")
+def test_the_panel_hides_when_another_application_takes_the_focus() -> None:
+    """As Raycast and Alfred: a click elsewhere hides the panel; a window of this app (a message box) does not."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "xcb", "DESKTOP_MEMORY_ENCRYPTION": "off"}
+    run = subprocess.run([sys.executable, "-m", "tests.gui.focus_probe"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["panel_active"] and out["box_active"] and out["panel_active_again"] and out["other_shown"], out
+    assert out["open_after_own_window"], out
+    assert out["panel_lost_focus"] and not out["open_after_other_app"], out
