@@ -1,8 +1,10 @@
 """Global hotkeys for the tray app: the OS backend's key presses arrive on the GUI thread as `pressed`.
 
-X11: XGrabKey (desktop_memory/capture/hotkeys_x11.py). Wayland has no global grabs for ordinary apps:
-the app says so and the README explains binding `desktop-memory toggle` / `capture-selection` in the
-desktop's own shortcut settings. Windows and macOS backends are not written yet: the app says so.
+X11: XGrabKey (desktop_memory/capture/hotkeys_x11.py). Wayland: the XDG GlobalShortcuts portal over
+D-Bus (desktop_memory/capture/hotkeys_portal.py; KDE Plasma, GNOME 48+, Hyprland). Where the portal
+lacks it (GNOME before 48, Sway, COSMIC) the app says so and the README explains binding
+`desktop-memory toggle` / `capture-selection` in the desktop's own shortcut settings. Windows and macOS
+backends are not written yet: the app says so.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ def desktop_mode() -> str:
 
 class GlobalHotkeys(QObject):
     pressed = Signal(str)  # the action name ("search", "capture", "selection")
+    late_problems = Signal(dict)  # {action: problem} the Wayland portal reported after `bind` returned
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -44,10 +47,22 @@ class GlobalHotkeys(QObject):
             except Exception as exc:  # noqa: BLE001 - no X server, no python-xlib: the app still works
                 self.note = f"global hotkeys are not available: {exc}"
         elif self.mode == "wayland":
-            self.note = WAYLAND_HINT
+            self._backend = self._portal()
         else:
             self.note = "global hotkeys are not available on this system yet; use the tray menu"
-        log.info("global hotkeys: %s", "X11 grabs" if self._backend else self.note)
+        log.info("global hotkeys: %s", type(self._backend).__name__ if self._backend else self.note)
+
+    def _portal(self):
+        """The GlobalShortcuts portal backend, or None with the documented fallback in `note`."""
+        try:
+            from ..capture.hotkeys_portal import PortalHotkeys
+
+            # both callbacks run on the backend's reader thread: the signals queue them to the GUI thread
+            return PortalHotkeys(self.pressed.emit, on_late=self.late_problems.emit)
+        except Exception as exc:  # noqa: BLE001 - no bus, no portal, no GlobalShortcuts: the fallback
+            log.info("global shortcuts portal not used: %s", exc)
+            self.note = WAYLAND_HINT
+            return None
 
     @property
     def active(self) -> bool:

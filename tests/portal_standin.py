@@ -1,0 +1,191 @@
+"""A stand-in xdg-desktop-portal for tests: org.freedesktop.portal.Desktop on the session bus, in jeepney.
+
+    python tests/portal_standin.py [--no-registry] [--no-shortcuts] [--refuse ID]... [--bind-delay S]
+                                   [--bind-response CODE] [--version N]
+
+Serves /org/freedesktop/portal/desktop with (unless told not to) org.freedesktop.host.portal.Registry
+(Register, refused like xdg-desktop-portal >= 1.19.4 once the connection made another portal call) and
+org.freedesktop.portal.GlobalShortcuts (version property, CreateSession, BindShortcuts, ListShortcuts;
+Request objects answered by their Response signal; Session objects with Close). A control interface,
+org.desktop_memory.Standin, lets a test look inside and steer it:
+  Calls() -> as          every portal call in order, "Member sender"
+  Bound() -> a(ss)       the bound shortcuts of the last BindShortcuts: (id, preferred trigger)
+  Activate(s id)         emit Activated (and Deactivated) for that id on the newest session
+  Sessions() -> as       the open session handles
+Prints "ready" on stdout once its name is owned.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from jeepney import DBusAddress, HeaderFields, MessageType, new_error, new_method_return, new_signal
+from jeepney.bus_messages import message_bus
+from jeepney.io.blocking import open_dbus_connection
+
+NAME = "org.freedesktop.portal.Desktop"
+PATH = "/org/freedesktop/portal/desktop"
+SHORTCUTS = "org.freedesktop.portal.GlobalShortcuts"
+REGISTRY = "org.freedesktop.host.portal.Registry"
+CONTROL = "org.desktop_memory.Standin"
+PROPS = "org.freedesktop.DBus.Properties"
+INTROSPECT = "org.freedesktop.DBus.Introspectable"
+
+
+class Standin:
+    """The portal's state and its answers; `pending` holds (due time, message) signals still to send."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.calls: list[str] = []
+        self.registered: dict[str, str] = {}
+        self.used: set[str] = set()  # senders that made a portal call (Register is refused after that)
+        self.sessions: dict[str, str] = {}  # session handle -> owner (unique name)
+        self.bound: list[tuple[str, str]] = []
+        self.pending: list[tuple[float, object]] = []
+
+    def interfaces(self) -> list[str]:
+        out = [PROPS, INTROSPECT, CONTROL]
+        if not self.args.no_registry:
+            out.append(REGISTRY)
+        if not self.args.no_shortcuts:
+            out.append(SHORTCUTS)
+        return out
+
+    def handle(self, msg) -> object | None:
+        """The reply (or error) to one method call; signals to send later go to `pending`."""
+        h = msg.header.fields
+        iface, member = h.get(HeaderFields.interface), h.get(HeaderFields.member)
+        sender, path = h.get(HeaderFields.sender, ""), h.get(HeaderFields.path)
+        if iface == CONTROL:
+            return self.control(msg, member)
+        if iface in (SHORTCUTS, REGISTRY) and iface not in self.interfaces():
+            return new_error(msg, "org.freedesktop.DBus.Error.UnknownMethod", "s", (f"No such interface {iface}",))
+        if iface == INTROSPECT:
+            xml = "<node>" + "".join(f'<interface name="{i}"/>' for i in self.interfaces()) + "</node>"
+            return new_method_return(msg, "s", (xml,))
+        if iface == PROPS:
+            return self.properties(msg, member)
+        if iface == "org.freedesktop.portal.Session" and member == "Close":
+            self.calls.append(f"Close {sender}")
+            self.sessions.pop(path, None)
+            return new_method_return(msg)
+        if iface == REGISTRY and member == "Register":
+            self.calls.append(f"Register {sender}")
+            if sender in self.used:
+                return new_error(msg, "org.freedesktop.portal.Error.Failed", "s",
+                                 ("Connection already associated with an application ID",))
+            self.registered[sender] = msg.body[0]
+            return new_method_return(msg)
+        if iface == SHORTCUTS:
+            self.used.add(sender)
+            self.calls.append(f"{member} {sender}")
+            return self.shortcuts(msg, member, sender)
+        return new_error(msg, "org.freedesktop.DBus.Error.UnknownMethod", "s", (f"no {iface}.{member}",))
+
+    def properties(self, msg, member: str):
+        iface = msg.body[0]
+        if iface != SHORTCUTS or SHORTCUTS not in self.interfaces():
+            return new_error(msg, "org.freedesktop.DBus.Error.InvalidArgs", "s", (f"No such interface {iface}",))
+        if member == "Get" and msg.body[1] == "version":
+            return new_method_return(msg, "v", (("u", self.args.version),))
+        if member == "GetAll":
+            return new_method_return(msg, "a{sv}", ({"version": ("u", self.args.version)},))
+        return new_error(msg, "org.freedesktop.DBus.Error.InvalidArgs", "s", ("No such property",))
+
+    def shortcuts(self, msg, member: str, sender: str):
+        who = sender.lstrip(":").replace(".", "_")
+        if member == "CreateSession":
+            options = msg.body[0]
+            token = options["handle_token"][1]
+            session = f"{PATH}/session/{who}/{options['session_handle_token'][1]}"
+            request = f"{PATH}/request/{who}/{token}"
+            self.sessions[session] = sender
+            self.respond(request, sender, 0, {"session_handle": ("s", session)}, 0.0)
+            return new_method_return(msg, "o", (request,))
+        if member == "BindShortcuts":
+            session, shortcuts, _parent, options = msg.body
+            if session not in self.sessions:
+                return new_error(msg, "org.freedesktop.portal.Error.NotFound", "s", ("Invalid session",))
+            request = f"{PATH}/request/{who}/{options['handle_token'][1]}"
+            kept = [(sid, props) for sid, props in shortcuts if sid not in self.args.refuse]
+            self.bound = [(sid, props.get("preferred_trigger", ("s", ""))[1]) for sid, props in kept]
+            answer = [(sid, {"description": props["description"],
+                             "trigger_description": ("s", props.get("preferred_trigger", ("s", ""))[1])})
+                      for sid, props in kept]
+            self.respond(request, sender, self.args.bind_response, {"shortcuts": ("a(sa{sv})", answer)},
+                         self.args.bind_delay)
+            return new_method_return(msg, "o", (request,))
+        if member == "ListShortcuts":
+            session, options = msg.body
+            request = f"{PATH}/request/{who}/{options['handle_token'][1]}"
+            answer = [(sid, {"description": ("s", sid), "trigger_description": ("s", t)}) for sid, t in self.bound]
+            self.respond(request, sender, 0, {"shortcuts": ("a(sa{sv})", answer)}, 0.0)
+            return new_method_return(msg, "o", (request,))
+        return new_error(msg, "org.freedesktop.DBus.Error.UnknownMethod", "s", (f"no {member}",))
+
+    def respond(self, request: str, dest: str, code: int, results: dict, delay: float) -> None:
+        sig = new_signal(DBusAddress(request, interface="org.freedesktop.portal.Request"), "Response", "ua{sv}",
+                         (code, results))
+        sig.header.fields[HeaderFields.destination] = dest
+        self.pending.append((time.monotonic() + delay, sig))
+
+    def control(self, msg, member: str):
+        if member == "Calls":
+            return new_method_return(msg, "as", (self.calls,))
+        if member == "Bound":
+            return new_method_return(msg, "a(ss)", (self.bound,))
+        if member == "Sessions":
+            return new_method_return(msg, "as", (list(self.sessions),))
+        if member == "Activate":
+            if not self.sessions:
+                return new_error(msg, "org.freedesktop.portal.Error.NotFound", "s", ("no session",))
+            session = list(self.sessions)[-1]
+            addr = DBusAddress(PATH, interface=SHORTCUTS)
+            for name in ("Activated", "Deactivated"):
+                sig = new_signal(addr, name, "osta{sv}", (session, msg.body[0], int(time.time() * 1000), {}))
+                sig.header.fields[HeaderFields.destination] = self.sessions[session]
+                self.pending.append((time.monotonic(), sig))
+            return new_method_return(msg)
+        return new_error(msg, "org.freedesktop.DBus.Error.UnknownMethod", "s", (f"no {member}",))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--no-registry", action="store_true")
+    parser.add_argument("--no-shortcuts", action="store_true")
+    parser.add_argument("--refuse", action="append", default=[])
+    parser.add_argument("--bind-delay", type=float, default=0.0)
+    parser.add_argument("--bind-response", type=int, default=0)
+    parser.add_argument("--version", type=int, default=1)
+    args = parser.parse_args(argv)
+    state = Standin(args)
+    conn = open_dbus_connection(bus="SESSION")
+    reply = conn.send_and_get_reply(message_bus.RequestName(NAME, 4))  # 4: do not queue
+    if reply.body[0] != 1:
+        print(f"could not own {NAME}", file=sys.stderr)
+        return 1
+    print("ready", flush=True)
+    while True:
+        now = time.monotonic()
+        due = [p for p in state.pending if p[0] <= now]
+        state.pending = [p for p in state.pending if p[0] > now]
+        for _when, sig in due:
+            conn.send(sig)
+        wait = min((p[0] for p in state.pending), default=now + 0.5) - now
+        try:
+            msg = conn.receive(timeout=max(0.01, wait))
+        except TimeoutError:
+            continue
+        if msg.header.message_type != MessageType.method_call:
+            continue
+        answer = state.handle(msg)
+        if answer is not None:
+            conn.send(answer)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
