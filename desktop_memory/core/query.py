@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 MAX_TERMS = 48
@@ -323,6 +323,16 @@ def terms(text: str, *, limit: int = MAX_TERMS, prefix_last: bool = False) -> li
     if len(last) >= MIN_PREFIX and last in out:
         out[out.index(last)] = last + "*"
     return out
+
+
+def settle_prefix(toks: Sequence[str], known: Callable[[str], bool]) -> list[str]:
+    """Terms from `terms(..., prefix_last=True)` with the prefix mark dropped from a word `known` whole.
+
+    A word the store already holds is most likely finished ("owed"), and FTS5 stems a prefix before
+    matching it (Porter makes "owed"* into "ow"*, matching "own", "owner"...); only a word the store
+    does not hold ("lighthou", "Gonz") is still being typed.
+    """
+    return [t[:-1] if t.endswith("*") and len(t) > 1 and known(t[:-1]) else t for t in toks]
 
 
 def fts_match(text: str, *, limit: int = MAX_TERMS, prefix_last: bool = True) -> str | None:

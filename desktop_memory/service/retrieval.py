@@ -20,7 +20,7 @@ import numpy as np
 from ..core.context import Context, build_context
 from ..core.errors import InvalidInput
 from ..core.models import Hit, Memory
-from ..core.query import Filters, parse, terms
+from ..core.query import Filters, parse, settle_prefix, terms
 from ..core.ranking import (
     SIMILAR_CAP,
     RankingParams,
@@ -85,7 +85,8 @@ class Retrieval:
 
     def _channels(self, text: str, filters: Filters, depth: int) -> tuple[dict[str, float], dict[str, float]]:
         """(keyword scores, semantic cosines) of the candidates, every one passing the filters."""
-        toks = terms(text, prefix_last=True)  # the last word may be half typed: also a prefix
+        # the last word may be half typed: also a prefix, unless the store holds it as a whole word
+        toks = settle_prefix(terms(text, prefix_last=True), lambda t: self.store._document_frequency(t) > 0)
         # the semantic side runs on a helper thread while SQLite ranks the keywords (onnxruntime,
         # Chroma and SQLite all release the GIL); the store itself stays on this thread
         index = self.vectors.index  # opened (and reconciled with the store) here, not on the helper

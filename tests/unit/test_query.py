@@ -123,3 +123,13 @@ def test_prefix_terms_are_marked_and_quoted_safely():
 def test_any_text_being_typed_is_a_valid_prefix_query(text):
     prefix_rows(text)
     prefix_rows(text + "a")
+
+
+def test_a_prefix_that_is_already_a_known_word_is_matched_whole():
+    from desktop_memory.core.query import settle_prefix
+
+    known = {"owed", "light"}.__contains__
+    assert settle_prefix(["late", "owed*"], known) == ["late", "owed"]  # porter would make it "ow"*
+    assert settle_prefix(["old", "lighthou*"], known) == ["old", "lighthou*"]
+    assert settle_prefix(["light*", "x"], known) == ["light", "x"]
+    assert settle_prefix([], known) == [] and settle_prefix(["a", "b"], known) == ["a", "b"]
