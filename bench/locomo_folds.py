@@ -52,7 +52,7 @@ ROOT = HERE.parent
 SHARED = ROOT.parent / "shared"
 sys.path.insert(0, str(ROOT))
 
-from desktop_memory.core.query import Filters, terms  # noqa: E402
+from desktop_memory.core.query import Filters, settle_prefix, terms  # noqa: E402
 from desktop_memory.core.ranking import (  # noqa: E402
     RankingParams,
     collapse_families,
@@ -159,7 +159,8 @@ def collect(conv: Conversation) -> None:
         conv.neighbours = store.session_neighbours(ids)
         vectors = svc.vectors
         for q in conv.questions:
-            q.keyword = dict(store.keyword_search_terms(terms(q.text), Filters(), CANDIDATES))
+            toks = settle_prefix(terms(q.text, prefix_last=True), lambda t: store._document_frequency(t) > 0)
+            q.keyword = dict(store.keyword_search_terms(toks, Filters(), CANDIDATES))  # as service/retrieval.py
             qvec = svc.embedder.encode_query(q.text[:4000])
             cosines = dict(vectors.query(qvec, len(ids)))  # every memory of the conversation
             q.semantic = dict(sorted(cosines.items(), key=lambda kv: -kv[1])[: CANDIDATES + 10])
