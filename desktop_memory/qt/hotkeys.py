@@ -50,7 +50,9 @@ class GlobalHotkeys(QObject):
             self._backend = self._portal()
         else:
             self.note = "global hotkeys are not available on this system yet; use the tray menu"
-        log.info("global hotkeys: %s", type(self._backend).__name__ if self._backend else self.note)
+        names = {"X11Hotkeys": "X11 grabs", "PortalHotkeys": "the XDG GlobalShortcuts portal"}
+        used = names.get(type(self._backend).__name__, "") if self._backend else ""
+        log.info("global hotkeys: %s", used or self.note)
 
     def _portal(self):
         """The GlobalShortcuts portal backend, or None with the documented fallback in `note`."""
