@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -13,13 +12,12 @@ from typing import IO, Any
 
 from .. import paths
 from ..core.capture import Snapshot
-from ..core.errors import InvalidInput, StorageError
+from ..core.errors import InvalidInput
 from ..core.filter_input import filters_from_fields
 from ..core.models import Hit, Memory, to_iso
 from ..core.query import Filters
 from ..core.text import decode, first_line
-from ..engine import folder as folder_files
-from ..engine import lock, records
+from ..engine import records
 from ..engine.settings import FILENAME as SETTINGS_FILE
 from ..engine.settings import Settings
 from ..service import ImportReport, MemoryService
@@ -29,6 +27,7 @@ from ..service.protocol import MemoryOperations
 # (cli/main.py: HOST_COMMANDS); one typed `MemoryService` needs the engine in this process.
 Handler = Callable[[MemoryOperations, argparse.Namespace], int] | Callable[[MemoryService, argparse.Namespace], int]
 HANDLERS: dict[str, Handler] = {}
+LOCK_WAIT_S = 30.0  # how long a command waits for any one other process to finish with the data folder
 
 
 def handler(name: str) -> Callable[[Handler], Handler]:
@@ -56,7 +55,7 @@ def lock_waiting(folder: Path) -> dict[str, Any]:
               "this data folder...", file=sys.stderr, flush=True)
 
     # up to 30 s for each other process using the folder: a queue of commands moves on in turn
-    return {"lock_wait_s": lock.WAIT_S, "on_lock_wait": waiting, "lock_give_up": _host_appeared(folder)}
+    return {"lock_wait_s": LOCK_WAIT_S, "on_lock_wait": waiting, "lock_give_up": _host_appeared(folder)}
 
 
 def _host_appeared(folder: Path) -> Callable[[], bool] | None:
@@ -102,18 +101,6 @@ def describe(m: Memory, width: int = 70) -> str:
     marks = ("📌 " if m.pinned else "") + ("(forgotten) " if m.forgotten else "")
     when = (to_iso(m.created_at) or "")[:16].replace("T", " ")
     return f"{m.id[:8]}  {when}  {m.source:<9} {marks}{m.title or first_line(m.content, width)}"
-
-
-@contextmanager
-def output_stream(path: str | None) -> Iterator[IO[str]]:
-    if not path or path == "-":
-        yield sys.stdout
-        return
-    try:
-        with folder_files.private_output(Path(path)) as raw, io.TextIOWrapper(raw, encoding="utf-8") as fh:
-            yield fh  # readable by this user only (0600), whatever the umask: it holds every memory
-    except OSError as exc:
-        raise StorageError(f"cannot write {path}: {exc.strerror}") from exc
 
 
 def warn_about_settings(folder: Path) -> None:
@@ -197,13 +184,14 @@ def _input(path: str) -> Iterator[IO[bytes]]:
 
 @handler("export")
 def cmd_export(service: MemoryOperations, args: argparse.Namespace) -> int:
-    with output_stream(args.output) as fh:
-        if args.format == "jsonl":
-            for record in service.export_records(include_forgotten=args.include_forgotten):
-                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-        else:
-            for chunk in service.export_markdown(include_forgotten=args.include_forgotten):
-                fh.write(chunk)
+    if args.output and args.output != "-":  # the engine writes the file: readable by this user only (0600)
+        service.export_to_file(Path(args.output), fmt=args.format, include_forgotten=args.include_forgotten)
+    elif args.format == "jsonl":
+        for record in service.export_records(include_forgotten=args.include_forgotten):
+            out(json.dumps(record, ensure_ascii=False))
+    else:
+        for chunk in service.export_markdown(include_forgotten=args.include_forgotten):
+            sys.stdout.write(chunk)
     return 0
 
 

@@ -14,7 +14,6 @@ from ..core.errors import DataDirLocked, StorageError
 from . import failures
 
 log = logging.getLogger(__name__)
-WAIT_S = 30.0  # how long a command waits for any one other process to finish with the folder
 POLL_S = 0.05
 
 

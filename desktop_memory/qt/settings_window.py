@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import io
-import json
 import logging
-import os
 import re
 from pathlib import Path
 from typing import IO
@@ -52,29 +49,9 @@ def _lines(edit: QPlainTextEdit) -> list[str]:
 
 
 def _export(service: MemoryOperations, target: Path) -> int:
-    """Write every memory as JSON Lines (or Markdown, for a .md file) to a temp file, then move it into place."""
-    from ..engine.folder import create_private  # here: engine.folder loads SQLite, the GUI needs it only now
-
-    tmp = target.with_name(target.name + ".partial")
-    count = 0
-    try:  # readable by this user only (0600) whatever the umask: it holds every memory
-        with io.TextIOWrapper(create_private(tmp), encoding="utf-8") as fh:
-            if target.suffix.lower() in (".md", ".markdown"):
-                parts = service.export_markdown(include_forgotten=True)
-                fh.write(next(parts, ""))  # the heading; then one part per memory
-                for part in parts:
-                    fh.write(part)
-                    count += 1
-            else:
-                for record in service.export_records(include_forgotten=True):
-                    fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-                    count += 1
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise InvalidInput(f"cannot write {target}: {exc.strerror}") from exc
-    finally:
-        tmp.unlink(missing_ok=True)
-    return count
+    """Export every memory to `target`: Markdown for a .md file, else JSON Lines (the engine writes it, 0600)."""
+    fmt = "markdown" if target.suffix.lower() in (".md", ".markdown") else "jsonl"
+    return service.export_to_file(target, fmt=fmt, include_forgotten=True)
 
 
 def _page(layout: QLayout) -> QWidget:

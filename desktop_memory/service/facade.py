@@ -228,6 +228,9 @@ class MemoryService:
     def export_markdown(self, *, include_forgotten: bool = False) -> Iterator[str]:
         return self.lifecycle.export_markdown(include_forgotten=include_forgotten)
 
+    def export_to_file(self, target: Path, *, fmt: str = "jsonl", include_forgotten: bool = False) -> int:
+        return self.lifecycle.export_to_file(target, fmt=fmt, include_forgotten=include_forgotten)
+
     # -- backup and encryption (service/maintenance.py) ---------------------------------------
     def create_backup(self, target: Path, passphrase: str | None, *, overwrite: bool = False) -> dict[str, Any]:
         """Write a backup file of this data folder (encrypted with the passphrase unless it is None)."""

@@ -6,17 +6,18 @@ callback told when stored texts change (the ingest's look-alike window is read a
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import DesktopMemoryError, InvalidInput, NotFound
+from ..core.errors import DesktopMemoryError, InvalidInput, NotFound, StorageError
 from ..core.models import Memory, Version, to_iso
 from ..core.redact import redact
 from ..core.text import check_content, clean_tags, content_hash, first_line
-from ..engine import encryption
+from ..engine import encryption, folder
 from ..engine.embed import Embedder
 from ..engine.settings import Settings
 from ..engine.store import Store
@@ -177,6 +178,27 @@ class Lifecycle:
             if m.id in with_versions and (versions := self.store.versions(m.id)):
                 record["versions"] = [{k: v for k, v in x.to_dict().items() if k != "seq"} for x in versions]
             yield record
+
+    def export_to_file(self, target: Path, *, fmt: str = "jsonl", include_forgotten: bool = False) -> int:
+        """Write the export to `target` (0600 whatever the umask, through `<target>.partial`: whole or not at
+        all, an older file replaced); how many memories it holds."""
+        if fmt not in ("jsonl", "markdown"):
+            raise InvalidInput(f"unknown export format {fmt!r}: jsonl or markdown")
+        count = 0
+        try:  # it holds every memory: private like the data folder
+            with folder.private_output(Path(target)) as raw, io.TextIOWrapper(raw, encoding="utf-8") as fh:
+                if fmt == "markdown":
+                    parts = self.export_markdown(include_forgotten=include_forgotten)
+                    fh.write(next(parts))  # the heading; then one part per memory
+                else:
+                    parts = (json.dumps(r, ensure_ascii=False) + "\n"
+                             for r in self.export_records(include_forgotten=include_forgotten))
+                for part in parts:
+                    fh.write(part)
+                    count += 1
+        except OSError as exc:
+            raise StorageError(f"cannot write {target}: {exc.strerror}") from exc
+        return count
 
     def export_markdown(self, *, include_forgotten: bool = False) -> Iterator[str]:
         yield "# desktop-memory export\n"

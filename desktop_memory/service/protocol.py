@@ -146,6 +146,11 @@ class MemoryOperations(Protocol):
         """Every memory as Markdown, in pieces."""
         ...
 
+    def export_to_file(self, target: Annotated[Path, LOCAL_PATH], *, fmt: str = "jsonl",
+                       include_forgotten: bool = False) -> int:
+        """Write every memory to a file ("jsonl" or "markdown"), readable by this user only; how many."""
+        ...
+
     # -- backup and encryption ------------------------------------------------------------------
     def create_backup(self, target: Annotated[Path, LOCAL_PATH], passphrase: str | None, *,
                       overwrite: bool = False) -> dict[str, Any]:

@@ -44,14 +44,9 @@ FRONT_END_ENGINE_ALLOWED = {
     "engine.session_env": "environment defaults for the process (XDG_RUNTIME_DIR, D-Bus), applied once at start-up",
 }
 
-# Crossings that exist today and are to be removed. The test fails when a crossing NOT listed here
-# appears, and when one listed here is gone (delete its line then): the set only shrinks.
-KNOWN_VIOLATIONS: set[tuple[str, str]] = {
-    # issue 17: front ends still reach into engine internals (to move behind the service)
-    ("cli.commands", "engine.folder"),  # private_output for `export FILE`: the service could write the file
-    ("cli.commands", "engine.lock"),  # lock.WAIT_S: the lock-wait policy could be a service option
-    ("qt.settings_window", "engine.folder"),  # create_private for the export file (as cli.commands)
-}
+# Crossings known and still to be removed (none since issue 17). The test fails when a crossing NOT listed
+# here appears, and when one listed here is gone (delete its line then): the set only shrinks.
+KNOWN_VIOLATIONS: set[tuple[str, str]] = set()
 
 
 class Violation(NamedTuple):
