@@ -24,8 +24,8 @@ desk = DesktopApp(Path(sys.argv[1]))  # the objects the tray app makes before it
 desk.search.show_and_focus()
 app.processEvents()
 desk.settings_window
-print(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & set(%r))))
-""" % (HEAVY,)
+print(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & set(HEAVY_NAMES))))
+""".replace("HEAVY_NAMES", repr(HEAVY))
 
 
 def test_the_gui_process_does_not_import_the_engine_libraries(tmp_path: Path) -> None:
