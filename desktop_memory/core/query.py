@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, replace
 MAX_TERMS = 48
 _WORD = re.compile(r"\w+", re.UNICODE)
 _TYPING = re.compile(r"(\w+)\*?\Z", re.UNICODE)  # the text ends in a word: it may be half typed
+# a word with an inflection ending is finished; as a prefix FTS5 would stem it ("owed"* -> "ow"*)
+_INFLECTED = re.compile(r"\w\w(ed|ing|ings|ly|ies|ness|ment|ments|ation|ations)\Z")
 MIN_PREFIX = 3  # shorter last words stay whole words (a 1-2 letter prefix matches most of a large store)
 _FILTER = re.compile(r"(?<!\S)(source|app|after|before|is|tag|entity):(\S+)|(?<!\S)#([\w\-/.]+)", re.UNICODE)
 
@@ -320,7 +322,7 @@ def terms(text: str, *, limit: int = MAX_TERMS, prefix_last: bool = False) -> li
     out = (content or words)[:limit]
     typing = _TYPING.search(text.lower()) if prefix_last else None
     last = typing.group(1).strip("_") if typing else ""
-    if len(last) >= MIN_PREFIX and last in out:
+    if len(last) >= MIN_PREFIX and last in out and not _INFLECTED.search(last):
         out[out.index(last)] = last + "*"
     return out
 

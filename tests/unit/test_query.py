@@ -133,3 +133,10 @@ def test_a_prefix_that_is_already_a_known_word_is_matched_whole():
     assert settle_prefix(["old", "lighthou*"], known) == ["old", "lighthou*"]
     assert settle_prefix(["light*", "x"], known) == ["light", "x"]
     assert settle_prefix([], known) == [] and settle_prefix(["a", "b"], known) == ["a", "b"]
+
+
+def test_an_inflected_last_word_is_finished_not_a_prefix():
+    # FTS5 stems a prefix before matching it: "owed"* would become "ow"* (own, owner, ...)
+    assert fts_match("the late payment owed") == '"late" OR "payment" OR "owed"'
+    assert fts_match("notes I was writing") == '"notes" OR "writing"'
+    assert fts_match("Gonz") == '"gonz"*' and fts_match("lighthous") == '"lighthous"*'
