@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt
 
 from desktop_memory.engine.settings import Settings
 from desktop_memory.qt.search_window import SearchWindow
+from tests.gui.query_typing import search
 from tests.gui.realistic import REALISTIC
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,12 +30,6 @@ def panel(qtbot, bridge, engine):
     with qtbot.waitSignal(w.search_finished, timeout=10_000):
         w.show_and_focus()
     return w
-
-
-def search(qtbot, w: SearchWindow, text: str) -> None:
-    w.query.clear()
-    with qtbot.waitSignal(w.search_finished, timeout=10_000, check_params_cb=lambda q, n: q == text):
-        qtbot.keyClicks(w.query, text)
 
 
 def settle_stats(qtbot, w: SearchWindow) -> tuple[int, float]:

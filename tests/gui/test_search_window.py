@@ -11,6 +11,7 @@ from PySide6.QtGui import QGuiApplication
 from desktop_memory.core.context import build_context
 from desktop_memory.engine.settings import Settings
 from desktop_memory.qt.search_window import SearchWindow
+from tests.gui.query_typing import search
 
 NOTES = [
     ("Decision: the beta ships on March 3rd; Priya owns the release notes.", "work"),
@@ -29,12 +30,6 @@ def window(qtbot, bridge, engine):
     with qtbot.waitSignal(w.search_finished, timeout=10_000):
         w.show_and_focus()
     return w
-
-
-def search(qtbot, w: SearchWindow, text: str) -> None:
-    w.query.clear()
-    with qtbot.waitSignal(w.search_finished, timeout=10_000, check_params_cb=lambda q, n: q == text):
-        qtbot.keyClicks(w.query, text)
 
 
 def contents(w: SearchWindow) -> list[str]:
