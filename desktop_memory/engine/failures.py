@@ -8,14 +8,13 @@ these differently; `storage_error` recognises them anywhere in an exception's ch
 from __future__ import annotations
 
 import errno
-import re
 from collections.abc import Iterator
 
 import apsw
 
 from ..core.errors import DesktopMemoryError, DiskFull, StorageError, StorageFailure
 
-__all__ = ["DiskFull", "StorageFailure", "chain", "not_damage", "rebased", "root_cause", "storage_error"]
+__all__ = ["DiskFull", "StorageFailure", "chain", "not_damage", "root_cause", "storage_error"]
 
 DISK_FULL = "the disk is full: free some space and try again"
 READ_ONLY = "the data folder is read-only (a read-only disk or mount): make it writable or use another --data-dir"
@@ -103,16 +102,3 @@ def storage_error(exc: BaseException, *, detail: str = "", os_errno: int | None 
         if kind is not None:
             return (DiskFull if kind == "full" else StorageFailure)(_MESSAGES[kind], detail)
     return None
-
-
-def rebased(exc: StorageFailure, stored_before: int, offset: int) -> StorageFailure:
-    """An import chunk's "N record(s) were stored, nothing after line L", told for the whole file (the
-    chunk started after `offset` lines, once `stored_before` records were stored)."""
-    advice, _, detail = str(exc).partition("; ")
-    found = re.search(r"([\d,]+) record\(s\) were stored.*nothing after line ([\d,]+)", detail)
-    if found:
-        stored, last = (int(g.replace(",", "")) for g in found.groups())
-        return type(exc)(advice, f"{stored_before + stored:,} record(s) were stored, nothing after line "
-                                 f"{offset + last:,} was imported")
-    return type(exc)(advice, f"{stored_before:,} record(s) were stored up to line {offset:,}; some after it may "
-                             "be stored too (importing the file again is safe)")
