@@ -50,7 +50,8 @@ value stands decides whether it is a secret:
   closing brackets or quotes belong to the text around it (``is hunter2.``,
   ``connect(password=x9y8)``); in ``key=value`` a following ``&key=``, ``;key=`` or ``,key=``
   starts the next pair (query strings, ADO.NET), unless the value is then rejected: then the whole
-  run is taken.
+  run is taken. A value that holds another key's assignment (``password: pW=X``, ``--password
+  a:PW=X``, ``password=${PW}&pw=X``) is taken whole, its inner key included.
 
 Other judgement calls (see tests/data/redaction_corpus.jsonl for examples):
 
@@ -87,7 +88,7 @@ import string
 from dataclasses import dataclass
 
 from .redact_checks import _RUN, NOT_SECRET_WORDS, _secret_span, _trimmed
-from .redact_rules import _RULES, _Rule
+from .redact_rules import _NESTED_IN, _RULES, _Rule
 
 PLACEHOLDER = "[REDACTED:{kind}]"
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
@@ -143,6 +144,15 @@ def _accepted_end(rule: _Rule, text: str, start: int, end: int, m: re.Match[str]
     return -1
 
 
+def _nested_start(lowered: str, m: re.Match[str], start: int, floor: int) -> int:
+    """Where an unquoted value starts that is itself the value of a secret key before it on its line
+    (``password: pW=X``, ``--password a0PW:X``): the whole of it is the secret, not only what follows its own key."""
+    key_at = m.start("k")
+    line = lowered.rfind("\n", 0, key_at) + 1
+    outer = _NESTED_IN.search(lowered, max(line, key_at - 120, floor), key_at)
+    return outer.start("pre") if outer else start
+
+
 def _redact_once(text: str, counts: dict[str, int]) -> str:
     """Apply every rule once, in order, each to the text the previous ones left."""
     lowered = _lower(text)
@@ -160,6 +170,8 @@ def _redact_once(text: str, counts: dict[str, int]) -> str:
             elif rule.check is not None and not rule.check(text[start:end], m):
                 end = -1
             if end > start:
+                if rule.trim and m.group("s") is not None and "k" in m.re.groupindex and m.group("k") is not None:
+                    start = _nested_start(lowered, m, start, spans[-1][1] if spans else 0)
                 spans.append((start, end))
         if not spans:
             continue

@@ -69,6 +69,16 @@ _VALUE = r"(?P<s>[^\s\"'`$<{\[(-]\S{0,255}+)"  # an unquoted option value: a run
 _ARGS = r"(?:[ \t]++[^\s;|&]++){0,12}?"  # up to 12 arguments of a command before the option, lazily
 _OPTION = rf"(?:'(?P<s2>[^'\r\n]{{1,256}}+)'|\"(?P<s3>[^\"\r\n]{{1,256}}+)\"|{_VALUE})"  # or quoted
 
+# A secret key and its separator (=, :, =>, :=, a blank, "is") before a run of non-blanks (no placeholder): the
+# run is that key's value. A match of another key inside it ("password: pW=X", "--password a:PW=X") is part of the
+# value, taken whole from group "pre" (redact.py), so that no part of it ("pW=") is left behind when the outer
+# key's own rule, which comes later, can no longer see it.
+_NESTED_IN = re.compile(
+    rf"(?:{_KEY_NAMES})[\w.-]*+\\?[\"']?[ \t]*+"
+    r"(?:=>|:=|=|:|(?<=[ \t])(?:is|was|ist|est|es|é)(?:[ \t]+now)?[ \t]*:?|(?<=[ \t]))[ \t]*+"
+    r"(?P<pre>(?:[^\s\[]|\[(?!redacted:))*+)\Z"
+)
+
 
 def _rule(
     kind: str,

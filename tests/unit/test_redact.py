@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from desktop_memory.core.redact import PLACEHOLDER, Redaction, redact
@@ -580,6 +580,11 @@ def _fill(template: str, value: str) -> tuple[str, str]:
 
 @PROPERTY
 @given(st.sampled_from(FIELD_TEMPLATES), random_secret)
+# a value that is itself an assignment was redacted only after its inner key: "password: pW=[REDACTED:...]"
+@example(("password: {v}", True), "pW=000")
+@example(("psql --password {v}", False), "a0PW:000")
+@example(("the password is {v}", False), "pW=000x")
+@example(("password: {v}", True), "a:PW=000")
 def test_any_secret_in_any_field_template_is_redacted(template: tuple[str, bool], value: str) -> None:
     if not template[1]:  # in prose, trailing punctuation is the sentence's: "is hunter2." or "is aAAA:)"
         assume(_token_like(re.sub(r"\W+\Z", "", value)))
