@@ -6,18 +6,22 @@ import time
 from pathlib import Path
 
 from desktop_memory.mcp.engine import EngineAccess
-from desktop_memory.service import facade
+from desktop_memory.service import MemoryService
 from tests.fakes import FakeEmbedder
 
 
 def test_the_service_loads_the_embedder_once_and_reopens_reuse_it(data_dir: Path, monkeypatch) -> None:
-    made: list[FakeEmbedder] = []
+    given: list[object] = []
+    loaded: list[FakeEmbedder] = []
+    original = MemoryService.__init__
 
-    def load() -> FakeEmbedder:  # stands in for the service's Embedder(): counts the model loads
-        made.append(FakeEmbedder())
-        return made[-1]
+    def init(self, folder, *, embedder=None, **kwargs):
+        given.append(embedder)
+        if embedder is None:  # the service loads one itself: a fake stands in for the model
+            loaded.append(embedder := FakeEmbedder())
+        original(self, folder, embedder=embedder, **kwargs)
 
-    monkeypatch.setattr(facade, "Embedder", load)
+    monkeypatch.setattr(MemoryService, "__init__", init)
     access = EngineAccess(data_dir, idle_close_s=0.1)
     try:
         used = [access.call(lambda e: (e.add("remember the milk", source="mcp"), e.embedder)[1])]
@@ -28,4 +32,4 @@ def test_the_service_loads_the_embedder_once_and_reopens_reuse_it(data_dir: Path
         used.append(access.call(lambda e: e.embedder))  # opened again after the idle close
     finally:
         access.close()
-    assert len(made) == 1 and used == [made[0], made[0]]
+    assert len(loaded) == 1 and given == [None, loaded[0]] and used == [loaded[0], loaded[0]]
