@@ -14,7 +14,7 @@ from ..core.errors import DesktopMemoryError
 from ..engine import failures, session_env
 from ..ipc.client import via_host
 from ..service.protocol import MemoryOperations
-from . import commands, enrich_commands, mcp_commands, privacy_commands
+from . import commands, embedder_commands, enrich_commands, mcp_commands, privacy_commands
 
 PROG = "desktop-memory"
 
@@ -141,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-enrichment", action="store_true")
     mcp_commands.add_parsers(sub)
     enrich_commands.add_parsers(sub)
+    embedder_commands.add_parsers(sub)
     privacy_commands.add_parsers(sub)
     return parser
 

@@ -49,6 +49,8 @@ class Settings:
     llm_idle_unload_s: _Count = 120
     enrich_summary_chars: _Count = 280  # shorter texts are their own summary
     enrich_max_attempts: _Positive = 3
+    # the embedding model by name (engine/embed.py MODELS); a change re-embeds in the background (service/reembed.py)
+    embedding_model: str = "all-MiniLM-L6-v2"
     # the tray app (desktop_memory/qt): capture rules are regular expressions / app names to ignore
     capture_enabled: bool = True
     capture_ignore_patterns: list[str] = field(default_factory=list)
@@ -192,6 +194,12 @@ def _rule_problems(settings: Settings) -> list[str]:
         except re.error as exc:
             problems.append(f"capture_ignore_patterns: {pattern[:60]!r} is not a valid regular expression ({exc})")
     settings.capture_rules, settings.capture_ignore_patterns = rules, patterns
+    from .embed import DEFAULT_MODEL, MODELS  # here: the settings stay importable without numpy loaded first
+
+    if settings.embedding_model not in MODELS:
+        problems.append(f"embedding_model: unknown model {settings.embedding_model[:60]!r} "
+                        f"(choose one of: {', '.join(MODELS)})")
+        settings.embedding_model = DEFAULT_MODEL
     return problems
 
 

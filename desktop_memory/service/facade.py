@@ -31,28 +31,30 @@ from .importing import IMPORT_BATCH, IMPORT_BATCH_BYTES, Importer, ImportReport
 from .ingest import AddResult, Ingest
 from .lifecycle import Lifecycle
 from .ownership import DB_NAME, Ownership, serves_the_person
+from .reembed import EmbedderFor, EmbeddingModelOps, ReEmbed
 from .retrieval import Reranker, Retrieval
 from .vector_sync import VectorSync, release_process_cache
 
 __all__ = ["DB_NAME", "IMPORT_BATCH", "IMPORT_BATCH_BYTES", "AddResult", "ImportReport", "MemoryService"]
 
 
-class MemoryService:
+class MemoryService(EmbeddingModelOps):
     """Owns one data folder: its lock, the SQLite store, the Chroma index and the embedder."""
 
     def __init__(self, folder: Path, *, embedder: Embedder | None = None, settings: Settings | None = None,
                  ranking: RankingParams | None = None, lock_wait_s: float = 2.0, start_fresh: bool = False,
                  on_lock_wait: Callable[[str], None] | None = None, lock_give_up: Callable[[], bool] | None = None,
-                 rerank: Reranker | None = None) -> None:
+                 rerank: Reranker | None = None, embedder_for: EmbedderFor | None = None) -> None:
         """`start_fresh`: a missing or empty database next to old data starts empty (the rest set aside).
         `rerank`: an optional step reordering the ranked candidates of a search (query, hits) -> hits."""
         self.folder = folder
         self._own = Ownership.take(folder, settings=settings, lock_wait_s=lock_wait_s, start_fresh=start_fresh,
                                    on_lock_wait=on_lock_wait, lock_give_up=lock_give_up)
         store, settings = self._own.store, self._own.settings
-        self.embedder = embedder or Embedder()
+        self.foreground = Foreground()  # requests it serves go before background enrichment and re-embedding
+        self.reembed = ReEmbed(folder, store, self.foreground, embedder_for)
+        self.embedder = self.reembed.first_embedder(embedder)
         self.ranking = ranking or RankingParams()
-        self.foreground = Foreground()  # requests it serves go before background enrichment
         self._embed_lane = ThreadPoolExecutor(1, thread_name_prefix="dm-embed-lane")  # queries; imports ahead
         self.vector_sync = VectorSync(folder, store, self.embedder, self.foreground)
         self.ingest = Ingest(store, settings, self.embedder, self.vector_sync, self._embed_lane)
@@ -65,6 +67,7 @@ class MemoryService:
         self.enrichment = EnrichmentControl(folder, store, settings, self.foreground)
         self.ingest.on_stored = self.enrichment.wake  # new memories wake the enricher
         self._parts = (self.ingest, self.retrieval, self.lifecycle, self.enrichment)
+        self.reembed.attach(self)  # resumes (or starts) a switch of the embedding model
 
     # -- what the service owns ----------------------------------------------------------------
     @property
@@ -93,12 +96,14 @@ class MemoryService:
         for part in self._parts:
             part.store = store
         self.vector_sync.store_replaced(store)
+        self.reembed.store_replaced(store)
         self.ingest.forget_recent()
 
     def close(self, *, release_vector_cache: bool = False) -> None:
         """Stop enrichment, close the index (its waiting vectors written), the store and the folder's lock.
         `release_vector_cache`: also drop Chroma's per-process cache (the MCP server, no other service open)."""
         self.stop_enrichment()
+        self.reembed.stop()
         self._embed_lane.shutdown(wait=True)
         try:
             self.vector_sync.close()
@@ -209,7 +214,8 @@ class MemoryService:
                                         include_forgotten_only=include_forgotten_only, dry_run=dry_run)
 
     def save_settings(self, new: Settings) -> Settings:
-        """Write settings.json atomically and use the new values at once."""
+        """Write settings.json atomically and use the new values at once (another embedding model: a switch)."""
+        new.embedding_model = self.reembed.choose(new.embedding_model)["chosen"]  # an unknown name: refused
         new.save(self.folder)
         self.settings = new
         return new

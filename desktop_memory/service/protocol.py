@@ -173,6 +173,17 @@ class MemoryOperations(Protocol):
         """Whether the database is encrypted, and with which key, in a sentence."""
         ...
 
+    # -- the embedding model --------------------------------------------------------------------
+    def set_embedding_model(self, name: str) -> dict[str, Any]:
+        """Choose the embedding model by name (an unknown or uninstalled one is refused); switching
+        re-embeds in the background while search uses the old vectors. The state, as below."""
+        ...
+
+    def embedding_model_status(self) -> dict[str, Any]:
+        """{"model" in use, "chosen", "state" (idle, re-embedding, failed), "done", "total", "message",
+        "models" (name, summary, installed, default)}."""
+        ...
+
     # -- enrichment -----------------------------------------------------------------------------
     def enrich(self, limit: int) -> EnrichReport:
         """Enrich up to `limit` queued memories now (waits for them)."""

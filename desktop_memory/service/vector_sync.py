@@ -54,11 +54,13 @@ class VectorSync:
         self.model_adopted = False  # the store's vectors checked against this embedder's model
         self._index_repair: dict[str, Any] | None = None  # the index this process found damaged and rebuilt
         self._open_repairs: dict[str, int] | None = None  # what `reconcile` repaired at open (for doctor)
+        self.before_use: Callable[[], None] = lambda: None  # before the index or the model is used (reembed.py)
 
     # -- the index ----------------------------------------------------------------------------
     @property
     def index(self) -> VectorIndex:
         """The Chroma index, opened (checked, healed, reconciled with SQLite) on first use."""
+        self.before_use()
         if self._vectors is None:
             self._vectors = VectorIndex(self.folder / VECTORS_DIR)
             self._open_repairs = self.reconcile()
@@ -70,6 +72,10 @@ class VectorSync:
     def opened(self) -> VectorIndex | None:
         """The index if this process has opened it, else None (nothing is opened here)."""
         return self._vectors
+
+    def drop_opened(self) -> None:
+        """Forget the (closed) index: the next use opens the folder's again (reembed.py deleted it)."""
+        self._vectors = None
 
     def close(self) -> None:
         """Write what `add` left queued (or leave it for the next start), finish a rebuild under way and
@@ -163,6 +169,7 @@ class VectorSync:
         Called where the engine embeds, not where it opens: purge, retention, stats and the
         like never load the model.
         """
+        self.before_use()
         if self.model_adopted:
             return
         queued = self._adopt_embedding_model()

@@ -412,6 +412,7 @@ def _examples(service) -> dict[str, object]:
         "path": None, "_second": second.id,
         "target": service.folder.parent / "new.backup", "passphrase": None, "overwrite": True,
         "verify_backup.source": made, "restore_backup.source": made, "encrypted": False,
+        "name": "all-MiniLM-L6-v2",  # set_embedding_model: the one in use (no re-embedding)
     }
 
 
