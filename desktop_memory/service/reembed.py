@@ -155,6 +155,9 @@ class ReEmbed:
             self.store.set_meta(TARGET_KEY, target)
         self.target, self.error, self._ready = target, None, False
         self.done, self.total = 0, self.store.count(include_forgotten=True)
+        self._start()
+
+    def _start(self) -> None:
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, name="dm-reembed", daemon=True)
         self._thread.start()
@@ -219,7 +222,11 @@ class ReEmbed:
             self._thread = None
         embedder, target, store = self._next, self.target, self.store
         assert embedder is not None and target is not None
-        _embed_into(store, embedder, _missing(store))  # added since the job's last pass
+        if len(missing := _missing(store)) > 2 * BATCH:  # an import since the job's last pass: back to the job
+            self._ready = False
+            self._start()
+            return
+        _embed_into(store, embedder, missing)  # the few added since the job's last pass
         vectors_id = embedder.vectors_id
         with store.transaction():
             for start in range(0, 1 << 62, 5000):

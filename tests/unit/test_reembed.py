@@ -155,3 +155,20 @@ def test_cli_embedder_lists_and_refuses_an_unknown_name(tmp_path: Path, capsys: 
     assert main(["--data-dir", folder, "embedder", "bge-nope"]) == 1
     err = capsys.readouterr().err
     assert "unknown embedding model 'bge-nope'" in err and err.count("\n") == 1
+
+
+def test_an_import_after_the_job_finished_switches_first_then_uses_the_new_model(data_dir: Path) -> None:
+    old, new = FakeModel(OLD, 1), FakeModel(NEW, 2)
+    with service(data_dir, old, new) as svc:
+        fill(svc, 10)
+        svc.set_embedding_model(NEW)
+        end = time.monotonic() + 30
+        while not svc.reembed._ready:  # complete, not yet switched (no request since)
+            assert time.monotonic() < end
+            time.sleep(0.02)
+        svc.import_records([f'{{"content": "imported line {i} about {TOPICS[i % 6]}"}}' for i in range(30)])
+        assert svc.embedder is new and old.embedded == 10 and new.embedded == 40
+        status = svc.embedding_model_status()
+        assert status["state"] == "idle" and status["model"] == NEW
+        hit = svc.search("imported line 7 garden tomatoes watering")[0]
+        assert "garden" in hit.memory.content and hit.explain["semantic_cosine"] > 0.5  # the new model's vectors
