@@ -7,9 +7,9 @@ import html
 import logging
 import re
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QCursor, QDesktopServices, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -175,6 +175,12 @@ class SettingsWindow(QDialog):
         model_row.addWidget(browse)
         self.threads = QSpinBox(minimum=0, maximum=64, specialValueText="automatic")
         self.threads.setAccessibleName("Model threads")
+        self.embedding = QComboBox()  # the installed embedding models, from the engine (embedding_model_status)
+        self.embedding.setAccessibleName("Search model")
+        self.embedding_progress = QLabel()
+        self.embedding_progress.setWordWrap(True)
+        self._embedding_poll = QTimer(self, singleShot=True, interval=2000)
+        self._embedding_poll.timeout.connect(self._ask_embedding)
         form = QFormLayout()
         form.addRow("Context &budget:", self.budget)
         form.addRow("Context &format:", self.format)
@@ -182,6 +188,8 @@ class SettingsWindow(QDialog):
         model_label.setBuddy(self.model_path)
         form.addRow(model_label, model_row)
         form.addRow("Model &threads:", self.threads)
+        form.addRow("&Search model:", self.embedding)
+        form.addRow("", self.embedding_progress)
         return _page(form)
 
     def _privacy_tab(self) -> QWidget:
@@ -236,6 +244,9 @@ class SettingsWindow(QDialog):
         self.threads.setValue(s.llm_threads)
         self.login.setChecked(s.start_at_login or autostart.is_enabled())
         self.notify_all.setChecked(s.notify_every_capture)
+        if (at := self.embedding.findText(s.embedding_model)) >= 0:
+            self.embedding.setCurrentIndex(at)
+        self._ask_embedding()
         self.error.hide()
 
     def read(self) -> Settings:
@@ -266,6 +277,7 @@ class SettingsWindow(QDialog):
             context_format=self.format.currentText(),
             llm_model_path=str(Path(model).expanduser()) if model else "", llm_threads=self.threads.value(),
             start_at_login=self.login.isChecked(), notify_every_capture=self.notify_all.isChecked(),
+            embedding_model=self.embedding.currentText() or self.current.embedding_model,
         )
 
     # -- saving -------------------------------------------------------------------------------
@@ -290,8 +302,27 @@ class SettingsWindow(QDialog):
         except OSError as exc:
             self._show_error(f"settings saved, but the login entry could not be written: {exc.strerror}")
         log.info("settings saved")
+        self._ask_embedding()  # another search model: its re-embedding's progress
         self.saved.emit(new)
         self.notice.emit("Settings saved")
+
+    # -- the embedding model ------------------------------------------------------------------
+    def _ask_embedding(self) -> None:
+        if self.bridge is None:  # a layout probe without an engine
+            return
+        self.bridge.submit(lambda service: service.embedding_model_status(), self._show_embedding,
+                           lambda message: self.embedding_progress.setText(message))
+
+    def _show_embedding(self, status: dict[str, Any]) -> None:
+        """The installed models in the combo (the chosen one selected when it is filled) and the progress."""
+        names = [m["name"] for m in status["models"] if m["installed"] or m["name"] == status["chosen"]]
+        if names != [self.embedding.itemText(i) for i in range(self.embedding.count())]:
+            self.embedding.clear()
+            self.embedding.addItems(names)
+            self.embedding.setCurrentIndex(max(0, self.embedding.findText(status["chosen"])))
+        self.embedding_progress.setText(status["message"])
+        if status["state"] == "re-embedding" and self.isVisible():
+            self._embedding_poll.start()
 
     def _show_error(self, message: str) -> None:
         self.error.setText(message)

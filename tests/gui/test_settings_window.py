@@ -184,3 +184,11 @@ def test_settings_fit_the_screen_centred_with_save_and_close_visible(screen, req
     assert set(placed["buttons"]) == {"Save", "Close"}
     for bx, by, bw, bh, visible in placed["buttons"].values():
         assert visible and sx <= bx and by >= sy and bx + bw <= sx + sw and by + bh <= sy + sh, placed
+
+
+def test_the_search_model_shows_the_installed_models_and_the_progress(qtbot, window, bridge) -> None:
+    qtbot.waitUntil(lambda: window.embedding.count() > 0, timeout=10_000)
+    names = [window.embedding.itemText(i) for i in range(window.embedding.count())]
+    assert names[0] == "all-MiniLM-L6-v2" and window.embedding.currentText() == "all-MiniLM-L6-v2"
+    qtbot.waitUntil(lambda: window.embedding_progress.text() == "Using all-MiniLM-L6-v2.", timeout=10_000)
+    assert window.read().embedding_model == "all-MiniLM-L6-v2"
