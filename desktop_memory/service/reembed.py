@@ -254,6 +254,7 @@ class ReEmbed:
             vectors.opened.close()
             vectors.drop_opened()
         shutil.rmtree(self.folder / VECTORS_DIR, ignore_errors=True)
+        vectors.switched_model = True  # its rebuild from the new copies is reported as the switch, not a repair
         with self.store.transaction():
             self.store.set_meta(SWAP_KEY, "")
         vectors.model_adopted = True

@@ -55,6 +55,7 @@ class VectorSync:
         self._index_repair: dict[str, Any] | None = None  # the index this process found damaged and rebuilt
         self._open_repairs: dict[str, int] | None = None  # what `reconcile` repaired at open (for doctor)
         self.before_use: Callable[[], None] = lambda: None  # before the index or the model is used (reembed.py)
+        self.switched_model = False  # reembed.py deleted the old model's index: its rebuild is no repair
 
     # -- the index ----------------------------------------------------------------------------
     @property
@@ -113,6 +114,7 @@ class VectorSync:
         if not ids and not without and index.damage is None:
             return  # a new, empty data folder
         cause = "was damaged" if index.damage else "was left half rebuilt" if index.resuming else "was missing"
+        cause, self.switched_model = "was switched" if self.switched_model and not index.damage else cause, False
         self._index_repair = {"cause": cause, "reason": index.damage or "", "vectors": len(ids),
                               "embedded": len(without), "state": "rebuilding", "at": time.time(),
                               "moved_to": index.moved_to.name if index.moved_to else ""}
@@ -151,7 +153,8 @@ class VectorSync:
         total = repair["vectors"]
         done = index.filled if state == "rebuilding" and index is not None else total
         what = {"was damaged": "The vector index was damaged", "was missing": "The vector index was missing",
-                "was left half rebuilt": "A rebuild of the vector index was interrupted"}[repair["cause"]]
+                "was left half rebuilt": "A rebuild of the vector index was interrupted",
+                "was switched": "The vector index was switched to the new embedding model"}[repair["cause"]]
         embedded = f", {repair['embedded']:,} to embed again" if repair["embedded"] else ""
         if state == "rebuilt":
             message = f"{what} and has been rebuilt from the database ({total:,} vectors{embedded})."

@@ -91,6 +91,7 @@ def test_search_answers_by_meaning_from_the_old_index_while_the_new_model_embeds
         assert new.embedded == 31  # every memory once, the one added during the job included
         svc.vectors.wait_for_fill()
         assert svc.vectors.count() == 31
+        assert svc.index_status()["message"].startswith("The vector index was switched to the new embedding model")
     with MemoryService(data_dir, embedder_for=lambda name: {OLD: old, NEW: new}[name]) as again:
         assert again.embedder is new and again.embedding_model_status()["state"] == "idle"  # remembered
         assert "dentist" in again.search("tooth dentist")[0].memory.content
