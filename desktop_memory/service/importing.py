@@ -64,11 +64,12 @@ class Importer:
 
         def finish() -> None:
             nonlocal through
-            b = waiting.pop()
+            b = waiting[0]  # stays "unacknowledged" until its commit and what follows it have returned
             vecs = b.vectors.result() if b.vectors is not None else no_vectors()
             for r in b.results + ingest.commit(b.fresh, vecs, b.later):
                 report.count(r)
             through = b.lines[-1].line
+            waiting.pop(0)
             if progress:
                 progress(report)
 
