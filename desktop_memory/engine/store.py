@@ -19,6 +19,7 @@ from ..core.models import Memory, Version
 from ..core.text import first_line
 from . import encryption, failures
 from .store_enrichment import EnrichmentRows
+from .store_reembed import ReembedRows
 from .store_search import KeywordSearch
 from .store_stats import StoreFigures
 from .store_vectors import VectorRows
@@ -86,7 +87,7 @@ class RankFields(NamedTuple):
     family_id: str | None = None
 
 
-class Store(KeywordSearch, VectorRows, EnrichmentRows, StoreFigures):
+class Store(KeywordSearch, VectorRows, EnrichmentRows, StoreFigures, ReembedRows):
     """One connection to the memories database; used from one thread at a time.
 
     Keyword search and filter SQL live in store_search.py, the vector queue and copies in store_vectors.py,

@@ -25,8 +25,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ..core.errors import ModelUnavailable
 from ..engine.embed import DEFAULT_MODEL, Embedder, available_models, resolve_model
 from ..engine.foreground import Foreground
@@ -39,9 +37,6 @@ TARGET_KEY = "reembed_target"  # meta: the model being switched to ("" or absent
 NAME_KEY = "embedding_model_name"  # meta: the model whose vectors the index holds (absent: the default)
 SWAP_KEY = "reembed_swap"  # meta: "1" while the old model's Chroma index is still to be dropped
 BATCH = 64  # memories embedded and written per step
-TABLE = "CREATE TABLE IF NOT EXISTS reembed_vectors(id TEXT PRIMARY KEY, hash TEXT NOT NULL, vec BLOB NOT NULL)"
-_MISSING = ("SELECT m.id FROM memories m LEFT JOIN reembed_vectors r ON r.id = m.id "
-            "WHERE r.id IS NULL OR r.hash IS NOT m.content_hash ORDER BY m.rowid")
 
 EmbedderFor = Callable[[str], Embedder]
 
@@ -56,7 +51,7 @@ def real_embedder(name: str) -> Embedder:
 
 def _missing(store: Store) -> list[str]:
     """Memories without a vector of the new model for their current text."""
-    return [row[0] for row in store.rows(_MISSING)]
+    return store.reembed_missing()
 
 
 def _embed_into(store: Store, embedder: Embedder, ids: Sequence[str]) -> None:
@@ -67,9 +62,7 @@ def _embed_into(store: Store, embedder: Embedder, ids: Sequence[str]) -> None:
         return
     vecs = embedder.encode([rows[i].content for i in present])
     with store.transaction():
-        store.db.executemany("INSERT OR REPLACE INTO reembed_vectors(id, hash, vec) VALUES (?, ?, ?)",
-                             [(i, rows[i].content_hash, np.asarray(v, np.float16).tobytes())
-                              for i, v in zip(present, vecs, strict=True)])
+        store.reembed_put((i, rows[i].content_hash, v) for i, v in zip(present, vecs, strict=True))
 
 
 class ReEmbed:
@@ -140,7 +133,7 @@ class ReEmbed:
             if target == self.active:
                 with self.store.transaction():
                     self.store.set_meta(TARGET_KEY, "")
-                    self.store.db.execute("DROP TABLE IF EXISTS reembed_vectors")
+                    self.store.reembed_drop()
                 self.target, self.error = None, None
             else:
                 self._begin(target)
@@ -149,9 +142,8 @@ class ReEmbed:
     def _begin(self, target: str) -> None:
         self._next = self.embedder_for(target)  # refused at once if not installed
         with self.store.transaction():
-            if self.store.get_meta(TARGET_KEY) != target:  # another target's vectors are of no use
-                self.store.db.execute("DROP TABLE IF EXISTS reembed_vectors")
-            self.store.db.execute(TABLE)
+            # another target's vectors are of no use
+            self.store.reembed_begin(keep=self.store.get_meta(TARGET_KEY) == target)
             self.store.set_meta(TARGET_KEY, target)
         self.target, self.error, self._ready = target, None, False
         self.done, self.total = 0, self.store.count(include_forgotten=True)
@@ -229,16 +221,13 @@ class ReEmbed:
         _embed_into(store, embedder, missing)  # the few added since the job's last pass
         vectors_id = embedder.vectors_id
         with store.transaction():
-            for start in range(0, 1 << 62, 5000):
-                chunk = store.rows("SELECT id, vec FROM reembed_vectors ORDER BY id LIMIT 5000 OFFSET ?", (start,))
-                store.put_vectors((i, np.frombuffer(v, np.float16)) for i, v in chunk)
-                if len(chunk) < 5000:
-                    break
+            for chunk in store.reembed_vectors():
+                store.put_vectors(chunk)
             store.set_meta(EMBEDDING_MODEL_KEY, vectors_id)
             store.set_meta(NAME_KEY, target)
             store.set_meta(TARGET_KEY, "")
             store.set_meta(SWAP_KEY, "1")
-            store.db.execute("DROP TABLE IF EXISTS reembed_vectors")
+            store.reembed_drop()
         for part in self._holders:
             part.embedder = embedder
         self.active, self.target, self._next, self._ready = target, None, None, False
