@@ -156,9 +156,16 @@ def is_time_question(text: str) -> bool:
     return bool(_TIME_QUESTION.search(text))
 
 
-@lru_cache(maxsize=4096)
-def _says_when(text: str) -> bool:
+CACHED_CHARS = 4000  # texts up to this long have their words and time mentions cached (memory stays bounded)
+
+
+@lru_cache(maxsize=2048)
+def _says_when_cached(text: str) -> bool:
     return bool(_TIME_MENTION.search(text))
+
+
+def _says_when(text: str) -> bool:
+    return _says_when_cached(text) if len(text) <= CACHED_CHARS else bool(_TIME_MENTION.search(text))
 
 
 def mentions_time(m: Any) -> bool:
@@ -183,10 +190,15 @@ def lift_time_mentions(hits: list[Hit], boost: float) -> list[Hit]:
     return sorted(hits, key=lambda h: (-h.score, -h.memory.created_at))
 
 
-@lru_cache(maxsize=4096)
-def _words(text: str) -> frozenset[str]:
-    """The distinct lower-case words of a text (cached: the same hits come back query after query)."""
+@lru_cache(maxsize=2048)
+def _words_cached(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text.lower()))
+
+
+def _words(text: str) -> frozenset[str]:
+    """The distinct lower-case words of a text (cached for texts of a usual size: the same hits come back
+    query after query; a long copy is not kept alive by the cache)."""
+    return _words_cached(text) if len(text) <= CACHED_CHARS else frozenset(_WORD.findall(text.lower()))
 
 
 def _attach(lead: Hit, hit: Hit, cap: int) -> None:

@@ -148,3 +148,17 @@ def test_memories_two_steps_away_share_a_smaller_part():
     assert [h.memory.id for h in out][:3] == ["q", "a", "b"] or [h.memory.id for h in out][:3] == ["q", "b", "a"]
     plain = spread_to_neighbours([Hit(memories["q"], 1.0, {})], near, extra, 0.75)
     assert {h.memory.id for h in plain} == {"q", "a", "b"}  # no far ones unless asked
+
+
+def test_the_word_caches_never_keep_a_long_copy_alive():
+    """A search over big copies must not pin them in memory: only texts of a usual size are cached."""
+    from desktop_memory.core import ranking
+
+    ranking._words_cached.cache_clear()
+    ranking._says_when_cached.cache_clear()
+    big = "the lighthouse keeper wrote on 3 March " * 2_000  # ~80 KB
+    assert "lighthouse" in ranking._words(big) and ranking._says_when(big)
+    assert ranking._words_cached.cache_info().currsize == 0 and ranking._says_when_cached.cache_info().currsize == 0
+    small = "the lighthouse keeper wrote on 3 March"
+    assert ranking._words(small) == ranking._words(small) and ranking._says_when(small)
+    assert ranking._words_cached.cache_info().hits == 1
