@@ -48,3 +48,7 @@ class WrongKey(StorageError):
 
 class BackupInvalid(InvalidInput):
     """A backup file is damaged, needs another passphrase, or comes from a newer desktop-memory."""
+
+
+class CaptureUnavailable(DesktopMemoryError):
+    """The OS refused what a capture or paste needs (a permission not granted, input blocked); says what to do."""
