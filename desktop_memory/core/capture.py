@@ -22,10 +22,13 @@ OWN_MIME = "application/x-desktop-memory"  # we put this on every copy we make, 
 # Formats a password manager or the OS sets on a copy that must not be kept (value checked where it matters).
 KDE_HINT = "x-kde-passwordManagerHint"
 WINDOWS_EXCLUDE = "ExcludeClipboardContentFromMonitorProcessing"
-WINDOWS_HISTORY = "CanIncludeInClipboardHistory"
+WINDOWS_HISTORY = "CanIncludeInClipboardHistory"  # a DWORD: 0 = keep out of Win+V history
+WINDOWS_CLOUD = "CanUploadToCloudClipboard"  # a DWORD: 0 = do not sync to other devices
+WINDOWS_VIEWER_IGNORE = "Clipboard Viewer Ignore"  # present: clipboard managers leave the copy alone
+WINDOWS_MARKERS = (WINDOWS_EXCLUDE, WINDOWS_VIEWER_IGNORE, WINDOWS_HISTORY, WINDOWS_CLOUD)
 MAC_CONCEALED = "org.nspasteboard.ConcealedType"
 MAC_TRANSIENT = "org.nspasteboard.TransientType"
-MARKER_FORMATS = (KDE_HINT, WINDOWS_EXCLUDE, WINDOWS_HISTORY, MAC_CONCEALED, MAC_TRANSIENT)
+MARKER_FORMATS = (KDE_HINT, *WINDOWS_MARKERS, MAC_CONCEALED, MAC_TRANSIENT)
 
 ACTIONS = ("ignore", "redact", "tag")
 _QT_WRAPPED = re.compile(r'value="([^"]+)"')
@@ -43,11 +46,12 @@ def concealed_by(formats: Mapping[str, bytes]) -> str | None:
     by_name = {format_name(k): v for k, v in formats.items()}
     if by_name.get(KDE_HINT, b"").strip().lower() == b"secret":
         return "password manager"
-    if WINDOWS_EXCLUDE in by_name:
+    if WINDOWS_EXCLUDE in by_name or WINDOWS_VIEWER_IGNORE in by_name:
         return "password manager"
-    history = by_name.get(WINDOWS_HISTORY)
-    if history is not None and len(history) >= 4 and int.from_bytes(history[:4], "little") == 0:
-        return "password manager"
+    for name in (WINDOWS_HISTORY, WINDOWS_CLOUD):  # only a DWORD 0 says no (no data, or 1: a plain copy)
+        value = by_name.get(name, b"")
+        if len(value) >= 4 and int.from_bytes(value[:4], "little") == 0:
+            return "password manager"
     if MAC_CONCEALED in by_name:
         return "password manager"
     if MAC_TRANSIENT in by_name:
