@@ -3,8 +3,8 @@
 X11: XGrabKey (desktop_memory/capture/hotkeys_x11.py). Wayland: the XDG GlobalShortcuts portal over
 D-Bus (desktop_memory/capture/hotkeys_portal.py; KDE Plasma, GNOME 48+, Hyprland). Where the portal
 lacks it (GNOME before 48, Sway, COSMIC) the app says so and the README explains binding
-`desktop-memory toggle` / `capture-selection` in the desktop's own shortcut settings. Windows and macOS
-backends are not written yet: the app says so.
+`desktop-memory toggle` / `capture-selection` in the desktop's own shortcut settings. macOS: Carbon's
+RegisterEventHotKey (desktop_memory/capture/hotkeys_macos.py; its handler runs on the GUI thread).
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ WAYLAND_HINT = ("global hotkeys are not available on Wayland here: bind `desktop
 
 
 def desktop_mode() -> str:
-    """'x11', 'wayland' or 'unsupported' (Windows, macOS, no display) for this session."""
+    """'x11', 'wayland', 'macos' or 'unsupported' (Windows, no display) for this session."""
+    if sys.platform == "darwin":
+        return "macos"
     if not sys.platform.startswith("linux"):
         return "unsupported"
     if os.environ.get("WAYLAND_DISPLAY") or os.environ.get("XDG_SESSION_TYPE") == "wayland":
@@ -48,9 +50,17 @@ class GlobalHotkeys(QObject):
                 self.note = f"global hotkeys are not available: {exc}"
         elif self.mode == "wayland":
             self._backend = self._portal()
+        elif self.mode == "macos":
+            try:
+                from ..capture.hotkeys_macos import MacHotkeys
+
+                self._backend = MacHotkeys(self.pressed.emit)  # Carbon calls it on the GUI thread
+            except Exception as exc:  # noqa: BLE001 - no Carbon framework: the tray menu still works
+                self.note = f"global hotkeys are not available: {exc}"
         else:
             self.note = "global hotkeys are not available on this system yet; use the tray menu"
-        names = {"X11Hotkeys": "X11 grabs", "PortalHotkeys": "the XDG GlobalShortcuts portal"}
+        names = {"X11Hotkeys": "X11 grabs", "PortalHotkeys": "the XDG GlobalShortcuts portal",
+                 "MacHotkeys": "Carbon hot keys"}
         used = names.get(type(self._backend).__name__, "") if self._backend else ""
         log.info("global hotkeys: %s", used or self.note)
 
