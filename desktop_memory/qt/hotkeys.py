@@ -5,6 +5,9 @@ D-Bus (desktop_memory/capture/hotkeys_portal.py; KDE Plasma, GNOME 48+, Hyprland
 lacks it (GNOME before 48, Sway, COSMIC) the app says so and the README explains binding
 `desktop-memory toggle` / `capture-selection` in the desktop's own shortcut settings. macOS: Carbon's
 RegisterEventHotKey (desktop_memory/capture/hotkeys_macos.py; its handler runs on the GUI thread).
+Windows: RegisterHotKey with hwnd NULL on the GUI thread (desktop_memory/capture/hotkeys_windows.py, no
+keyboard hook); WM_HOTKEY comes out of that thread's queue through a native event filter on the
+QApplication (qt/native_hotkeys.py). A combo another program registered is reported by name.
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ WAYLAND_HINT = ("global hotkeys are not available on Wayland here: bind `desktop
 
 
 def desktop_mode() -> str:
-    """'x11', 'wayland', 'macos' or 'unsupported' (Windows, no display) for this session."""
+    """'x11', 'wayland', 'macos', 'windows' or 'unsupported' (no display) for this session."""
     if sys.platform == "darwin":
         return "macos"
+    if sys.platform == "win32":
+        return "windows"
     if not sys.platform.startswith("linux"):
         return "unsupported"
     if os.environ.get("WAYLAND_DISPLAY") or os.environ.get("XDG_SESSION_TYPE") == "wayland":
@@ -50,6 +55,8 @@ class GlobalHotkeys(QObject):
                 self.note = f"global hotkeys are not available: {exc}"
         elif self.mode == "wayland":
             self._backend = self._portal()
+        elif self.mode == "windows":
+            self._backend = self._windows()
         elif self.mode == "macos":
             try:
                 from ..capture.hotkeys_macos import MacHotkeys
@@ -60,7 +67,7 @@ class GlobalHotkeys(QObject):
         else:
             self.note = "global hotkeys are not available on this system yet; use the tray menu"
         names = {"X11Hotkeys": "X11 grabs", "PortalHotkeys": "the XDG GlobalShortcuts portal",
-                 "MacHotkeys": "Carbon hot keys"}
+                 "MacHotkeys": "Carbon hot keys", "WindowsGlobalHotkeys": "RegisterHotKey"}
         used = names.get(type(self._backend).__name__, "") if self._backend else ""
         log.info("global hotkeys: %s", used or self.note)
 
@@ -74,6 +81,16 @@ class GlobalHotkeys(QObject):
         except Exception as exc:  # noqa: BLE001 - no bus, no portal, no GlobalShortcuts: the fallback
             log.info("global shortcuts portal not used: %s", exc)
             self.note = WAYLAND_HINT
+            return None
+
+    def _windows(self):
+        """RegisterHotKey for the GUI thread, WM_HOTKEY through a native event filter (qt/native_hotkeys.py)."""
+        try:
+            from .native_hotkeys import WindowsGlobalHotkeys
+
+            return WindowsGlobalHotkeys(self.pressed.emit)  # called on the GUI thread: a direct emit
+        except Exception as exc:  # noqa: BLE001 - no user32 (a stripped system): the tray menu still works
+            self.note = f"global hotkeys are not available: {exc}"
             return None
 
     @property
