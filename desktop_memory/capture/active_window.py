@@ -1,8 +1,9 @@
 """The app and window title in front when something is copied (X11 through python-xlib).
 
 On X11 the window manager names the active window in `_NET_ACTIVE_WINDOW`; its `WM_CLASS` gives the
-app and `_NET_WM_NAME` (or `WM_NAME`) the title. Elsewhere (Wayland, Windows and macOS for now, or an X
-server without a window manager) both are empty and the capture rules on app and window do not match.
+app and `_NET_WM_NAME` (or `WM_NAME`) the title. macOS: capture/window_macos.py (the frontmost app;
+the title only with the Screen Recording grant). Elsewhere (Wayland, Windows for now, or an X server
+without a window manager) both are empty and the capture rules on app and window do not match.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ class ActiveWindow:
 
     def current(self) -> tuple[str, str]:
         """(app, window title); ("", "") when the OS does not say."""
+        if sys.platform == "darwin":
+            from .window_macos import current
+
+            return current()
         d = self._connect()
         if d is None:
             return "", ""

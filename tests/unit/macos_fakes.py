@@ -54,6 +54,7 @@ class FakePasteboard:
         self.items: list[FakeItem] = []
         self.declared: list[str] = []  # `declareTypes:` types that are on no item
         self.reads = 0
+        self.pending: tuple[dict[str, bytes], int] | None = None  # items an app writes after some more reads
 
     def copy(self, *items: dict[str, bytes], declared: tuple[str, ...] = ()) -> None:
         """What an app does on a copy: clear (the count moves), then write its items."""
@@ -64,10 +65,24 @@ class FakePasteboard:
     def changeCount(self) -> int:  # noqa: N802
         return self.count
 
+    def write_later(self, item: dict[str, bytes], reads: int) -> None:
+        """An app that clears the pasteboard now (the count moves) and writes `item` `reads` reads later."""
+        self.clearContents()
+        self.pending = (item, reads)
+
+    def _tick(self) -> None:
+        if self.pending is not None:
+            item, left = self.pending
+            self.pending = (item, left - 1) if left > 1 else None
+            if left <= 1:
+                self.items = [FakeItem(item)]
+
     def types(self) -> list[str]:
+        self._tick()
         return [*self.declared, *(t for i in self.items for t in i.types())]
 
     def pasteboardItems(self) -> list[FakeItem]:  # noqa: N802
+        self._tick()
         return list(self.items)
 
     def dataForType_(self, name: str) -> FakeData | None:  # noqa: N802
@@ -130,6 +145,7 @@ class FakeMac:
     prompts: int = 0
     checks: int = 0
     selection: dict[str, bytes] | None = None  # what Cmd+C copies in the app in front (None: nothing selected)
+    late_reads: int = 0  # the app in front writes its copy only after this many pasteboard reads
     posted: list[tuple[int, bool, int]] = field(default_factory=list)  # (key code, down, flags)
     pastes: list[tuple[int | None, str | None]] = field(default_factory=list)  # (app pid, pasteboard text)
     activations: list[tuple[int, int]] = field(default_factory=list)
@@ -145,7 +161,10 @@ class FakeMac:
         if not self.trusted or event["down"] or event["flags"] != COMMAND_FLAG:
             return
         if event["key"] == 0x08 and self.selection is not None:  # Cmd+C with something selected
-            self.board.copy(self.selection)
+            if self.late_reads:
+                self.board.write_later(self.selection, self.late_reads)
+            else:
+                self.board.copy(self.selection)
         elif event["key"] == 0x09:  # Cmd+V
             self.pastes.append((self.front, self.board.stringForType_(TEXT)))
 
