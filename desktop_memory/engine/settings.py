@@ -64,6 +64,9 @@ class Settings:
     start_at_login: bool = False
     notify_every_capture: bool = False  # the tray app: a balloon per capture (else only what needs attention)
     welcome_shown: bool = False  # the tray app showed its first-start welcome
+    # Enter in the search window also pastes into the window it was opened over (capture/paste.py; not on Wayland)
+    paste_into_previous_window: bool = True
+    restore_clipboard_after_paste: bool = False  # then put the clipboard's earlier content back
     problem: str | None = field(default=None, compare=False)  # set by `load` only; capture is off while set
 
     @classmethod

@@ -10,11 +10,13 @@ from ..core.models import Memory
 from .result_row import secondary
 
 
-def hint_keys(chosen: list[Memory], preview_open: bool, can_undo: bool) -> list[tuple[str, str]]:
-    """(key, what it does) pairs: pin or unpin, forget or restore, preview open or not."""
+def hint_keys(chosen: list[Memory], preview_open: bool, can_undo: bool, *, paste: bool = False
+              ) -> list[tuple[str, str]]:
+    """(key, what it does) pairs: paste or copy, pin or unpin, forget or restore, preview open or not."""
     keys: list[tuple[str, str]] = []
+    verb = "paste" if paste else "copy"  # paste: into the window the search was opened over (paste_flow.py)
     if chosen:
-        keys = [("↵", "copy context"), ("Ctrl+↵", "copy text"),
+        keys = [("↵", f"{verb} context"), ("Ctrl+↵", f"{verb} text"),
                 *([] if preview_open else [("Shift+Space", "preview")]),
                 ("Ctrl+P", "unpin" if all(m.pinned for m in chosen) else "pin"),
                 ("Del", "restore" if all(m.forgotten for m in chosen) else "forget")]

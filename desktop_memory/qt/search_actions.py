@@ -4,25 +4,16 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QByteArray, QMimeData
-from PySide6.QtGui import QGuiApplication
-
-from ..core.capture import OWN_MIME
 from ..core.context import Context
 from ..core.models import Memory
 from . import display
+from .paste_flow import put_on_clipboard
 
 log = logging.getLogger("desktop_memory.qt.search_window")
 
 UNDO_MS = 10_000
 
-
-def put_on_clipboard(text: str) -> None:
-    """Our copy, marked with our own format so the clipboard watcher does not store it again."""
-    mime = QMimeData()
-    mime.setText(text)
-    mime.setData(OWN_MIME, QByteArray(b"1"))
-    QGuiApplication.clipboard().setMimeData(mime)
+__all__ = ["UNDO_MS", "SearchActions", "put_on_clipboard"]
 
 
 class SearchActions:
@@ -38,21 +29,45 @@ class SearchActions:
                            self.notice.emit)
 
     def _context_ready(self, ctx: Context) -> None:
-        put_on_clipboard(ctx.text)
-        self.hide()
+        what = f"context: {len(ctx.included)} memories, ~{ctx.tokens} tokens"
+        self._deliver(ctx.text, what)
         log.info("context copied: %d memories, %d tokens", len(ctx.included), ctx.tokens)
         self.copied.emit("context", len(ctx.included), ctx.tokens)
-        self.notice.emit(f"Copied context: {len(ctx.included)} memories, ~{ctx.tokens} tokens")
 
     def copy_text(self) -> None:
         chosen = self.selected_memories()
         if not chosen:
             return
         text = "\n\n".join(m.content for m in chosen)
-        put_on_clipboard(text)
-        self.hide()
+        self._deliver(text, "")
         log.info("text copied: %d memories", len(chosen))
         self.copied.emit("text", len(chosen), 0)
+
+    def _deliver(self, text: str, what: str) -> None:
+        """Copy, hide, then (where it works and is wanted) paste into the window the search was opened over
+        (qt/paste_flow.py). A copy that is not pasted says how to paste it; a failed paste brings the window
+        back with the problem."""
+        self.paste_problem.hide()
+        self._pasting = what
+        if self.paster.deliver(text):
+            self.hide()
+            return
+        self.hide()
+        if what:
+            self.notice.emit(f"Copied {what} — paste with {self.paster.support.paste_keys}")
+
+    def _paste_finished(self, problem: str | None) -> None:
+        what, self._pasting = self._pasting, ""
+        if problem is None:
+            if what:
+                self.notice.emit(f"Pasted {what}")
+            return
+        self.paster.target = None  # Enter again copies only (the window it came from did not take the paste)
+        self.paste_problem.setText(f"Copied, not pasted: {problem}")
+        self.paste_problem.show()
+        self.show()
+        self.raise_()
+        self.activateWindow()
 
     def toggle_pin(self) -> None:
         chosen = self.selected_memories()

@@ -29,6 +29,7 @@ from . import display
 from .bridge import EngineBridge
 from .footer_hints import hint_keys, hints_html
 from .panel import MAX_ROWS, RADIUS, WIDTH, WIDTH_WITH_PREVIEW, PanelLook
+from .paste_flow import PasteFlow
 from .preview import PreviewPane
 from .query_chips import render_chips
 from .results import MemoryRole, ResultDelegate, ResultsModel, SimilarRole
@@ -76,6 +77,10 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
         self._keep_ids: list[str] = []  # a selection to keep across the next results (pinning re-sorts)
         self._navigated = False  # moved in the list with the arrows since the last typed character
         self._focus_in_app = False  # a window of this app took the focus since the panel lost it
+        self._pasting = ""  # what is being pasted (for the notice once the paste is sent)
+        self.paster = PasteFlow(self)  # Enter pastes into the window the search was opened over (paste_flow.py)
+        self.paster.apply_settings(settings)
+        self.paster.finished.connect(self._paste_finished)
         self.setWindowTitle(TITLE)
         # a launcher panel: no title bar, above other windows, rounded (painted, and masked where there is no
         # compositor), sized to its results
@@ -157,6 +162,11 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
         self.hints.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         self.hints.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the panel
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.paste_problem = QLabel()  # a paste that failed: the one-line problem (the text is on the clipboard)
+        self.paste_problem.setWordWrap(True)
+        self.paste_problem.setAccessibleName("Paste problem")
+        self.paste_problem.setContentsMargins(14, 2, 14, 2)
+        self.paste_problem.hide()
         self.footer = QWidget()
         bottom = QHBoxLayout(self.footer)
         bottom.setContentsMargins(14, 6, 14, 6)
@@ -178,6 +188,7 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
         layout.addWidget(self.line)
         layout.addWidget(self.splitter, 1)
         layout.addWidget(self.undo_bar)
+        layout.addWidget(self.paste_problem)
         layout.addWidget(self.footer)
 
         self.query.textChanged.connect(self._query_changed)
@@ -204,6 +215,8 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
         if select_id:
             self.query.setText("")
         if not self.isVisible():
+            self.paster.remember_target()  # the window in front before ours takes the focus
+            self.paste_problem.hide()
             self.preview.hide()
             self._fit()
             area = self._screen_area()
@@ -228,6 +241,7 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
     def apply_settings(self, settings: Settings, hotkey: str | None = None) -> None:
         self.budget, self.fmt = settings.context_budget, settings.context_format
         self.hotkey = hotkey or self.hotkey
+        self.paster.apply_settings(settings)
         self._update_status()
 
     # -- searching --------------------------------------------------------------------------
@@ -364,7 +378,7 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
 
     def _update_hints(self, chosen: list[Memory]) -> None:
         """The footer's keys for what is selected now (pin or unpin, forget or restore, preview open or not)."""
-        keys = hint_keys(chosen, self.preview.isVisible(), bool(self._forgotten))
+        keys = hint_keys(chosen, self.preview.isVisible(), bool(self._forgotten), paste=self.paster.pastes)
         self.hints.setText(hints_html(keys, self.palette()))
 
     # -- focus: hide on a click elsewhere ---------------------------------------------------------

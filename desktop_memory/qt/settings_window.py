@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..capture import paste
 from ..core.context import FORMATS
 from ..core.errors import InvalidInput
 from ..engine.settings import Settings
@@ -115,6 +116,14 @@ class SettingsWindow(QDialog):
         self.notify_all = QCheckBox("&Notify on every capture (otherwise only what needs attention)")
         self.login = QCheckBox("Start desktop-memory when I &log in")
         self.login.setEnabled(autostart.supported())
+        self.paste_support = paste.support(QGuiApplication.platformName())
+        self.paste = QCheckBox("&Paste into the window I came from when I press Enter in the search")
+        self.restore_clipboard = QCheckBox("…then put back what the clipboard held &before")
+        self.paste.toggled.connect(lambda on: self.restore_clipboard.setEnabled(on and self.paste.isEnabled()))
+        if not self.paste_support.available:  # Wayland (no app may type into another), or no backend here
+            self.paste.setText(self.paste_support.note[:1].upper() + self.paste_support.note[1:])
+            self.paste.setEnabled(False)
+            self.restore_clipboard.setEnabled(False)
         folder = QLabel(str(self.data_dir))
         folder.setWordWrap(True)
         folder.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -124,6 +133,8 @@ class SettingsWindow(QDialog):
         form.addRow(self.capture)
         form.addRow(self.notify_all)
         form.addRow(self.login)
+        form.addRow(self.paste)
+        form.addRow(self.restore_clipboard)
         form.addRow("Data folder:", folder)
         row = QHBoxLayout()
         row.addWidget(open_folder)
@@ -244,6 +255,9 @@ class SettingsWindow(QDialog):
         self.threads.setValue(s.llm_threads)
         self.login.setChecked(s.start_at_login or autostart.is_enabled())
         self.notify_all.setChecked(s.notify_every_capture)
+        self.paste.setChecked(s.paste_into_previous_window)
+        self.restore_clipboard.setChecked(s.restore_clipboard_after_paste)
+        self.restore_clipboard.setEnabled(self.paste.isEnabled() and s.paste_into_previous_window)
         if (at := self.embedding.findText(s.embedding_model)) >= 0:
             self.embedding.setCurrentIndex(at)
         self._ask_embedding()
@@ -277,6 +291,8 @@ class SettingsWindow(QDialog):
             context_format=self.format.currentText(),
             llm_model_path=str(Path(model).expanduser()) if model else "", llm_threads=self.threads.value(),
             start_at_login=self.login.isChecked(), notify_every_capture=self.notify_all.isChecked(),
+            paste_into_previous_window=self.paste.isChecked(),
+            restore_clipboard_after_paste=self.restore_clipboard.isChecked(),
             embedding_model=self.embedding.currentText() or self.current.embedding_model,
         )
 
