@@ -286,11 +286,32 @@ class DesktopApp(QObject):
         self.bridge.submit(lambda s: capture_now.capture(s, snap), self._captured, hold=True)
 
     def capture_selection(self) -> None:
-        """Capture the selected text: X11's PRIMARY selection (elsewhere the clipboard, for now)."""
+        """Capture the selected text: X11's PRIMARY selection; Windows: a Ctrl+C of ours, the clipboard put back
+        (capture/selection_windows.py); elsewhere the clipboard, for now."""
+        if sys.platform == "win32":
+            self._capture_copied_selection()
+            return
         clipboard = QGuiApplication.clipboard()
         mode = QClipboard.Mode.Selection if clipboard.supportsSelection() else QClipboard.Mode.Clipboard
         app, window = self.watcher.windows.current()
         snap = capture_now.snapshot(clipboard.mimeData(mode), app, window)
+        self.bridge.submit(lambda s: capture_now.capture(s, snap, source="hotkey"), self._captured, hold=True)
+
+    def _capture_copied_selection(self) -> None:
+        """Windows: the selection copied by a Ctrl+C of ours (GUI thread, up to 0.5 s), sent as the hotkey's."""
+        from ..capture.selection_windows import copy_selection
+        from ..core.errors import CaptureUnavailable
+
+        app, window = self.watcher.windows.current()  # the window in front, before anything changes
+        try:
+            text = copy_selection()
+        except CaptureUnavailable as exc:
+            self.notify(f"Selection not captured: {exc}")
+            return
+        if text is None:
+            self.notify("Nothing selected: select some text, then press the hotkey again")
+            return
+        snap = Snapshot(text, app=app, window=window)
         self.bridge.submit(lambda s: capture_now.capture(s, snap, source="hotkey"), self._captured, hold=True)
 
     def capture_copy(self, snap: Snapshot) -> None:
