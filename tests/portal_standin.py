@@ -1,17 +1,23 @@
 """A stand-in xdg-desktop-portal for tests: org.freedesktop.portal.Desktop on the session bus, in jeepney.
 
     python tests/portal_standin.py [--no-registry] [--no-shortcuts] [--refuse ID]... [--bind-delay S]
-                                   [--bind-response CODE] [--version N]
+                                   [--bind-response CODE] [--version N] [--reply-delay S]
 
 Serves /org/freedesktop/portal/desktop with (unless told not to) org.freedesktop.host.portal.Registry
 (Register, refused like xdg-desktop-portal >= 1.19.4 once the connection made another portal call) and
 org.freedesktop.portal.GlobalShortcuts (version property, CreateSession, BindShortcuts, ListShortcuts;
-Request objects answered by their Response signal; Session objects with Close). A control interface,
-org.desktop_memory.Standin, lets a test look inside and steer it:
-  Calls() -> as          every portal call in order, "Member sender"
-  Bound() -> a(ss)       the bound shortcuts of the last BindShortcuts: (id, preferred trigger)
-  Activate(s id)         emit Activated (and Deactivated) for that id on the newest session
-  Sessions() -> as       the open session handles
+Request objects answered by their Response signal; Session objects with Close). --reply-delay makes
+every portal method answer (and its Response) that much later: a slow or busy portal. A control
+interface, org.desktop_memory.Standin, lets a test look inside and steer it:
+  Calls() -> as                every portal call in order, "Member sender"
+  Bound() -> a(ss)             the bound shortcuts of the last BindShortcuts: (id, preferred trigger)
+  Activate(s id)               emit Activated (and Deactivated) for that id on the newest session
+  Sessions() -> as             the open session handles
+  ChangeShortcuts(a(ss))       the person re-binds shortcuts in the desktop's settings: (id, trigger
+                               description); emits ShortcutsChanged on the newest session, and later
+                               BindShortcuts answers keep them (KDE: the desktop decides, not the app)
+  CloseSession()               the desktop ends the newest session: emits Session.Closed on it
+  FailSessions(u n)            the next n CreateSession calls are answered with Response code 2
 Prints "ready" on stdout once its name is owned.
 """
 
@@ -45,6 +51,8 @@ class Standin:
         self.sessions: dict[str, str] = {}  # session handle -> owner (unique name)
         self.bound: list[tuple[str, str]] = []
         self.pending: list[tuple[float, object]] = []
+        self.chosen: dict[str, str] = {}  # id -> the trigger the person set in the desktop's settings
+        self.fail_sessions = 0
 
     def interfaces(self) -> list[str]:
         out = [PROPS, INTROSPECT, CONTROL]
@@ -102,6 +110,10 @@ class Standin:
             token = options["handle_token"][1]
             session = f"{PATH}/session/{who}/{options['session_handle_token'][1]}"
             request = f"{PATH}/request/{who}/{token}"
+            if self.fail_sessions > 0:
+                self.fail_sessions -= 1
+                self.respond(request, sender, 2, {}, 0.0)
+                return new_method_return(msg, "o", (request,))
             self.sessions[session] = sender
             self.respond(request, sender, 0, {"session_handle": ("s", session)}, 0.0)
             return new_method_return(msg, "o", (request,))
@@ -112,9 +124,8 @@ class Standin:
             request = f"{PATH}/request/{who}/{options['handle_token'][1]}"
             kept = [(sid, props) for sid, props in shortcuts if sid not in self.args.refuse]
             self.bound = [(sid, props.get("preferred_trigger", ("s", ""))[1]) for sid, props in kept]
-            answer = [(sid, {"description": props["description"],
-                             "trigger_description": ("s", props.get("preferred_trigger", ("s", ""))[1])})
-                      for sid, props in kept]
+            answer = [(sid, {"description": props["description"], "trigger_description": (
+                "s", self.chosen.get(sid, props.get("preferred_trigger", ("s", ""))[1]))}) for sid, props in kept]
             self.respond(request, sender, self.args.bind_response, {"shortcuts": ("a(sa{sv})", answer)},
                          self.args.bind_delay)
             return new_method_return(msg, "o", (request,))
@@ -127,10 +138,21 @@ class Standin:
         return new_error(msg, "org.freedesktop.DBus.Error.UnknownMethod", "s", (f"no {member}",))
 
     def respond(self, request: str, dest: str, code: int, results: dict, delay: float) -> None:
+        """The Response signal, sent `delay` s after the method's own answer (which may be delayed too)."""
         sig = new_signal(DBusAddress(request, interface="org.freedesktop.portal.Request"), "Response", "ua{sv}",
                          (code, results))
         sig.header.fields[HeaderFields.destination] = dest
-        self.pending.append((time.monotonic() + delay, sig))
+        self.pending.append((time.monotonic() + self.args.reply_delay + delay + 0.001, sig))
+
+    def delayed(self, msg) -> bool:
+        """Whether this call's answer waits --reply-delay (portal calls do; the control interface does not)."""
+        iface = msg.header.fields.get(HeaderFields.interface)
+        return self.args.reply_delay > 0 and iface in (SHORTCUTS, REGISTRY, PROPS)
+
+    def signal(self, path: str, iface: str, member: str, signature: str, body: tuple, dest: str) -> None:
+        sig = new_signal(DBusAddress(path, interface=iface), member, signature, body)
+        sig.header.fields[HeaderFields.destination] = dest
+        self.pending.append((time.monotonic(), sig))
 
     def control(self, msg, member: str):
         if member == "Calls":
@@ -149,7 +171,70 @@ class Standin:
                 sig.header.fields[HeaderFields.destination] = self.sessions[session]
                 self.pending.append((time.monotonic(), sig))
             return new_method_return(msg)
+        if member in ("ChangeShortcuts", "CloseSession") and not self.sessions:
+            return new_error(msg, "org.freedesktop.portal.Error.NotFound", "s", ("no session",))
+        if member == "ChangeShortcuts":
+            self.chosen.update(dict(msg.body[0]))
+            session = list(self.sessions)[-1]
+            changed = [(sid, {"description": ("s", sid), "trigger_description": ("s", self.chosen.get(sid, t))})
+                       for sid, t in self.bound]
+            self.signal(PATH, SHORTCUTS, "ShortcutsChanged", "oa(sa{sv})", (session, changed), self.sessions[session])
+            return new_method_return(msg)
+        if member == "CloseSession":
+            session = list(self.sessions)[-1]
+            self.signal(session, "org.freedesktop.portal.Session", "Closed", "a{sv}", ({},), self.sessions.pop(session))
+            return new_method_return(msg)
+        if member == "FailSessions":
+            self.fail_sessions = msg.body[0]
+            return new_method_return(msg)
         return new_error(msg, "org.freedesktop.DBus.Error.UnknownMethod", "s", (f"no {member}",))
+
+
+class SessionBus:
+    """A private `dbus-daemon --session` for a test (tests import this; the stand-in runs as a process)."""
+
+    def __init__(self) -> None:
+        import subprocess
+
+        self.proc = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.address = self.proc.stdout.readline().strip()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(5)
+        self.proc.stdout.close()
+
+
+class Portal:
+    """This stand-in as a process on the bus at `address`, and a control connection to it (for tests)."""
+
+    def __init__(self, address: str, *flags: str) -> None:
+        import os
+        import subprocess
+
+        env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": address}
+        self.proc = subprocess.Popen([sys.executable, __file__, *flags], stdout=subprocess.PIPE, text=True, env=env)
+        assert self.proc.stdout.readline().strip() == "ready"
+        self.conn = open_dbus_connection(bus=address)
+        self.addr = DBusAddress(PATH, bus_name=NAME, interface=CONTROL)
+
+    def call(self, member: str, signature: str | None = None, body: tuple = ()) -> tuple:
+        from jeepney import new_method_call
+
+        reply = self.conn.send_and_get_reply(new_method_call(self.addr, member, signature, body), timeout=5)
+        return reply.body
+
+    def calls(self) -> list[str]:
+        return [c.split()[0] for c in self.call("Calls")[0]]
+
+    def close(self) -> None:
+        self.conn.close()
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(5)
+        self.proc.stdout.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -160,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bind-delay", type=float, default=0.0)
     parser.add_argument("--bind-response", type=int, default=0)
     parser.add_argument("--version", type=int, default=1)
+    parser.add_argument("--reply-delay", type=float, default=0.0)
     args = parser.parse_args(argv)
     state = Standin(args)
     conn = open_dbus_connection(bus="SESSION")
@@ -170,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     print("ready", flush=True)
     while True:
         now = time.monotonic()
-        due = [p for p in state.pending if p[0] <= now]
+        due = sorted((p for p in state.pending if p[0] <= now), key=lambda p: p[0])
         state.pending = [p for p in state.pending if p[0] > now]
         for _when, sig in due:
             conn.send(sig)
@@ -182,7 +268,9 @@ def main(argv: list[str] | None = None) -> int:
         if msg.header.message_type != MessageType.method_call:
             continue
         answer = state.handle(msg)
-        if answer is not None:
+        if answer is not None and state.delayed(msg):
+            state.pending.append((time.monotonic() + args.reply_delay, answer))
+        elif answer is not None:
             conn.send(answer)
     return 0
 

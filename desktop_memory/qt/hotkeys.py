@@ -1,9 +1,11 @@
 """Global hotkeys for the tray app: the OS backend's key presses arrive on the GUI thread as `pressed`.
 
 X11: XGrabKey (desktop_memory/capture/hotkeys_x11.py). Wayland: the XDG GlobalShortcuts portal over
-D-Bus (desktop_memory/capture/hotkeys_portal.py; KDE Plasma, GNOME 48+, Hyprland). Where the portal
-lacks it (GNOME before 48, Sway, COSMIC) the app says so and the README explains binding
-`desktop-memory toggle` / `capture-selection` in the desktop's own shortcut settings. macOS: Carbon's
+D-Bus (desktop_memory/capture/hotkeys_portal.py; KDE Plasma, GNOME 48+, Hyprland), on the backend's own
+thread: `bind` returns at once, the desktop's answer comes later as `late_problems`, the combos it uses as
+`triggers_changed`. Where the portal lacks it (GNOME before 48, Sway, COSMIC) the app says so and the
+README explains binding `desktop-memory toggle` / `capture-selection` in the desktop's own shortcut
+settings. macOS: Carbon's
 RegisterEventHotKey (desktop_memory/capture/hotkeys_macos.py; its handler runs on the GUI thread).
 Windows: RegisterHotKey with hwnd NULL on the GUI thread (desktop_memory/capture/hotkeys_windows.py, no
 keyboard hook); WM_HOTKEY comes out of that thread's queue through a native event filter on the
@@ -39,7 +41,9 @@ def desktop_mode() -> str:
 
 class GlobalHotkeys(QObject):
     pressed = Signal(str)  # the action name ("search", "capture", "selection")
-    late_problems = Signal(dict)  # {action: problem} the Wayland portal reported after `bind` returned
+    late_problems = Signal(dict)  # {action: problem} the Wayland portal reported after `bind` returned ({}: all set)
+    triggers_changed = Signal(dict)  # {action: combo} the desktop uses (Wayland: the person may change them there)
+    _portal_lost = Signal(str)  # the portal turned out to have no global shortcuts: the documented fallback
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -72,16 +76,29 @@ class GlobalHotkeys(QObject):
         log.info("global hotkeys: %s", used or self.note)
 
     def _portal(self):
-        """The GlobalShortcuts portal backend, or None with the documented fallback in `note`."""
+        """The GlobalShortcuts portal backend (it starts on its own thread: nothing here waits for D-Bus), or
+        None with the documented fallback in `note`; no bus, no portal or no GlobalShortcuts come later."""
         try:
             from ..capture.hotkeys_portal import PortalHotkeys
 
-            # both callbacks run on the backend's reader thread: the signals queue them to the GUI thread
-            return PortalHotkeys(self.pressed.emit, on_late=self.late_problems.emit)
-        except Exception as exc:  # noqa: BLE001 - no bus, no portal, no GlobalShortcuts: the fallback
+            self._portal_lost.connect(self._portal_unavailable)
+            # every callback runs on the backend's thread: the signals queue them to the GUI thread
+            return PortalHotkeys(self.pressed.emit, on_late=self.late_problems.emit,
+                                 on_triggers=self.triggers_changed.emit, on_unavailable=self._portal_lost.emit)
+        except Exception as exc:  # noqa: BLE001 - the backend could not even start: the fallback
             log.info("global shortcuts portal not used: %s", exc)
             self.note = WAYLAND_HINT
             return None
+
+    def _portal_unavailable(self, reason: str) -> None:
+        """The portal has no global shortcuts here (found out on its thread): the fallback, shown by the app
+        through an empty `late_problems` (nothing to report, but the combos are no longer promised)."""
+        log.info("global hotkeys: the documented fallback (%s)", reason)
+        backend, self._backend = self._backend, None
+        if backend is not None:
+            backend.close()
+        self.note = WAYLAND_HINT
+        self.late_problems.emit({})
 
     def _windows(self):
         """RegisterHotKey for the GUI thread, WM_HOTKEY through a native event filter (qt/native_hotkeys.py)."""
@@ -96,6 +113,11 @@ class GlobalHotkeys(QObject):
     @property
     def active(self) -> bool:
         return self._backend is not None
+
+    @property
+    def pending(self) -> bool:
+        """Wayland: the desktop has not answered the last `bind` yet (it may be asking the person)."""
+        return bool(getattr(self._backend, "pending", False))
 
     def bind(self, combos: Mapping[str, str]) -> dict[str, str]:
         """Grab {action: combo}; {action: problem} for the ones that could not be bound."""
