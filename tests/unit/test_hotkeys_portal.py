@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from desktop_memory.capture.hotkeys_portal import request_path, to_trigger
+from desktop_memory.capture.hotkeys_portal import request_path, to_combo, to_trigger
 from desktop_memory.capture.hotkeys_x11 import HotkeyError
 
 
@@ -72,3 +72,29 @@ def test_any_text_gives_a_trigger_or_a_hotkey_error(text: str) -> None:
 
 def test_request_paths_follow_the_portal_rule() -> None:
     assert request_path(":1.42", "dm1") == "/org/freedesktop/portal/desktop/request/1_42/dm1"
+
+
+@pytest.mark.parametrize(("trigger", "combo"), [
+    ("CTRL+ALT+m", "Ctrl+Alt+M"),
+    ("CTRL+ALT+SHIFT+c", "Ctrl+Alt+Shift+C"),
+    ("LOGO+space", "Meta+Space"),
+    ("CTRL+Page_Down", "Ctrl+PgDown"),
+    ("CTRL+comma", "Ctrl+,"),
+    ("CTRL+plus", "Ctrl++"),
+    ("ALT+F5", "Alt+F5"),
+    ("Meta+Shift+K", "Meta+Shift+K"),  # KDE describes triggers the Qt way already
+    (" Ctrl+Alt+M ", "Ctrl+Alt+M"),
+    ("Shift+Ctrl+Alt+C", "Shift+Ctrl+Alt+C"),
+    ("<Control><Alt>m", "<Control><Alt>m"),  # another desktop's own label: shown as it is
+    ("", ""),
+    (None, ""),
+    (42, ""),
+])
+def test_the_desktops_triggers_are_shown_the_way_the_app_writes_combos(trigger, combo: str) -> None:
+    assert to_combo(trigger) == combo
+
+
+@given(MODS, KEYS)
+def test_a_combo_sent_as_a_trigger_comes_back_as_the_same_combo(mods: list[str], key: str) -> None:
+    combo = "+".join([*mods, key])
+    assert to_combo(to_trigger(combo)).lower() == combo.lower()  # letters come back upper case, as Qt writes them
