@@ -8,6 +8,8 @@ it returns is for a notification and for "Recent captures", so it never quotes t
 
 from __future__ import annotations
 
+import logging
+import sys
 import time
 from dataclasses import replace
 
@@ -17,6 +19,8 @@ from ..core.capture import MARKER_FORMATS, OWN_MIME, CaptureEvent, Snapshot
 from ..engine.settings import Settings
 from ..service.protocol import MemoryOperations
 
+log = logging.getLogger(__name__)
+
 
 def snapshot(mime: QMimeData | None, app: str = "", window: str = "") -> Snapshot:
     """What the clipboard holds: its text and only the formats that mark secrets (or our own copies)."""
@@ -24,8 +28,21 @@ def snapshot(mime: QMimeData | None, app: str = "", window: str = "") -> Snapsho
         return Snapshot(None, kind="empty")
     wanted = (*MARKER_FORMATS, OWN_MIME)
     formats = {f: bytes(mime.data(f).data()) for f in mime.formats() if any(w in f for w in wanted)}
+    if sys.platform == "darwin":  # Qt hides pasteboard types it has no converter for: ask the pasteboard
+        formats.update(_pasteboard_markers())
     text = mime.text() if mime.hasText() else None
     return Snapshot(text, formats, app=app, window=window, kind="text" if text is not None else "image or files")
+
+
+def _pasteboard_markers() -> dict[str, bytes]:
+    """macOS: the secret and transient marker types on the pasteboard (capture/pasteboard_macos.py)."""
+    try:
+        from ..capture.pasteboard_macos import Pasteboard
+
+        return Pasteboard().markers()
+    except Exception:  # noqa: BLE001 - pyobjc missing or broken: Qt's formats only (said in the log)
+        log.warning("cannot read the pasteboard's marker types (pyobjc missing?)")
+        return {}
 
 
 def settings_notice(settings: Settings) -> str | None:

@@ -1,8 +1,9 @@
 """The clipboard watcher: every copy becomes a Snapshot; bursts settle into one (core/coalesce.py).
 
 Runs on the GUI thread (QClipboard lives there) and only reads the clipboard: the decision and the
-storing happen on the engine thread (capture_now.capture). Where the OS does not signal clipboard
-changes to a background app (macOS), a timer polls instead.
+storing happen on the engine thread (capture_now.capture). macOS does not tell a background app about
+clipboard changes (Qt's `dataChanged` is unreliable there), so a timer polls NSPasteboard's
+`changeCount` every 500 ms instead (capture/pasteboard_macos.py; without pyobjc, Qt's view of it).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QClipboard, QGuiApplication
 
+from ..capture import pasteboard_macos
 from ..capture.active_window import ActiveWindow
 from ..core.capture import Snapshot
 from ..core.coalesce import Coalescer
@@ -36,13 +38,18 @@ class ClipboardWatcher(QObject):
         self._timer = QTimer(self, singleShot=True, timeout=self._release)
         self._poll = QTimer(self, interval=POLL_MS, timeout=self._poll_changed)
         self._last_seen = ""
+        self._last_count: int | None = None
+        self.pasteboard = _mac_pasteboard() if sys.platform == "darwin" else None
         self.running = False
 
     def start(self) -> None:
         if self.running:
             return
         self.running = True
-        self.clipboard.dataChanged.connect(self._changed)
+        if self.pasteboard is not None:  # macOS: the change count, polled; no dataChanged (it would double)
+            self._last_count = self.pasteboard.change_count()
+        else:
+            self.clipboard.dataChanged.connect(self._changed)
         if sys.platform == "darwin":
             self._poll.start()
         log.info("clipboard watcher started")
@@ -51,13 +58,21 @@ class ClipboardWatcher(QObject):
         if not self.running:
             return
         self.running = False
-        self.clipboard.dataChanged.disconnect(self._changed)
+        if self.pasteboard is None:
+            self.clipboard.dataChanged.disconnect(self._changed)
         self._poll.stop()
         self._timer.stop()
         self.coalescer.flush()  # a half-settled copy is dropped, not stored after capture was turned off
         log.info("clipboard watcher stopped")
 
     def _poll_changed(self) -> None:
+        if self.pasteboard is not None:
+            count = self.pasteboard.change_count()
+            if count != self._last_count:
+                self._last_count = count
+                if not pasteboard_macos.is_own(count):  # not the restore after a selection capture
+                    self._changed()
+            return
         mime = self.clipboard.mimeData(QClipboard.Mode.Clipboard)
         key = "\0".join(mime.formats()) + (mime.text() if mime is not None and mime.hasText() else "")
         if key != self._last_seen:
@@ -89,3 +104,12 @@ class ClipboardWatcher(QObject):
             self.copy_settled.emit(settled)
         else:
             self._arm(now)
+
+
+def _mac_pasteboard() -> pasteboard_macos.Pasteboard | None:
+    """macOS's general pasteboard, or None without pyobjc (then Qt's view of the clipboard is polled)."""
+    try:
+        return pasteboard_macos.Pasteboard()
+    except Exception:  # noqa: BLE001 - pyobjc missing or broken: the Qt fallback still captures
+        log.warning("cannot read NSPasteboard (pyobjc missing?): watching the clipboard through Qt")
+        return None

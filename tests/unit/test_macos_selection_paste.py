@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import types
 
 import pytest
 
@@ -137,7 +138,9 @@ def test_without_the_screen_recording_grant_the_title_is_empty(mac):
 
 def test_the_active_window_reader_asks_the_macos_backend_on_macos(mac, monkeypatch):
     mac.windows = [{"kCGWindowOwnerPID": 501, "kCGWindowLayer": 0, "kCGWindowName": "Report.txt"}]
-    monkeypatch.setattr(sys, "platform", "darwin")
+    from desktop_memory.capture import active_window
+
+    monkeypatch.setattr(active_window, "sys", types.SimpleNamespace(platform="darwin"))
     assert ActiveWindow().current() == ("TextEdit", "Report.txt")
 
 
