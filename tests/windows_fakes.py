@@ -296,6 +296,13 @@ class FakeWindows:
         self.clipboard[fmt] = bytes(buf.raw)
         return handle
 
+    def RegisterClipboardFormatW(self, name):  # noqa: N802
+        return self.register(name)
+
+    def mine(self) -> dict[int, bytes]:
+        """The clipboard without our own mark (what the person had)."""
+        return {f: d for f, d in self.clipboard.items() if self.names.get(f) != "application/x-desktop-memory"}
+
     def GetClipboardFormatNameW(self, fmt, buf, size):  # noqa: N802
         name = self.names.get(fmt, "")[: size - 1]
         buf.value = name

@@ -2,8 +2,9 @@
 
 On X11 the window manager names the active window in `_NET_ACTIVE_WINDOW`; its `WM_CLASS` gives the
 app and `_NET_WM_NAME` (or `WM_NAME`) the title. macOS: capture/window_macos.py (the frontmost app;
-the title only with the Screen Recording grant). Elsewhere (Wayland, Windows for now, or an X server
-without a window manager) both are empty and the capture rules on app and window do not match.
+the title only with the Screen Recording grant). Windows: capture/window_windows.py (the program file
+without .exe and the window title). Elsewhere (Wayland, or an X server without a window manager) both
+are empty and the capture rules on app and window do not match.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ class ActiveWindow:
             from .window_macos import current
 
             return current()
+        if sys.platform == "win32":
+            return self._windows()
         d = self._connect()
         if d is None:
             return "", ""
@@ -56,6 +59,16 @@ class ActiveWindow:
             return str(klass[-1] or ""), str(title)
         except Exception:  # noqa: BLE001 - a window that closed meanwhile, a broken property: no names
             log.debug("cannot read the active window", exc_info=True)
+            return "", ""
+
+    @staticmethod
+    def _windows() -> tuple[str, str]:
+        try:
+            from .window_windows import current
+
+            return current()
+        except Exception:  # noqa: BLE001 - a window that closed meanwhile, no user32: no names
+            log.debug("cannot read the window in front", exc_info=True)
             return "", ""
 
     def close(self) -> None:

@@ -60,7 +60,7 @@ PROTOTYPES: dict[str, dict[str, tuple[Any, list[Any]]]] = {
         "SendInput": (_U, [_U, _P, _I]),
         "GetForegroundWindow": (_W, []), "SetForegroundWindow": (_B, [_W]), "BringWindowToTop": (_B, [_W]),
         "IsWindow": (_B, [_W]), "IsIconic": (_B, [_W]), "ShowWindow": (_B, [_W, _I]),
-        "AllowSetForegroundWindow": (_B, [_D]), "AttachThreadInput": (_B, [_D, _D, _B]),
+        "AttachThreadInput": (_B, [_D, _D, _B]),
         "GetWindowThreadProcessId": (_D, [_W, ctypes.POINTER(_D)]),
         "GetWindowTextLengthW": (_I, [_W]), "GetWindowTextW": (_I, [_W, wintypes.LPWSTR, _I]),
         "CreateWindowExW": (_W, [_D, wintypes.LPCWSTR, wintypes.LPCWSTR, _D, _I, _I, _I, _I, _W, _H, _H, _P]),
@@ -69,6 +69,7 @@ PROTOTYPES: dict[str, dict[str, tuple[Any, list[Any]]]] = {
         "EmptyClipboard": (_B, []), "EnumClipboardFormats": (_U, [_U]), "IsClipboardFormatAvailable": (_B, [_U]),
         "GetClipboardData": (_H, [_U]), "SetClipboardData": (_H, [_U, _H]),
         "GetClipboardFormatNameW": (_I, [_U, wintypes.LPWSTR, _I]),
+        "RegisterClipboardFormatW": (_U, [wintypes.LPCWSTR]),
     },
     "kernel32": {
         "GlobalAlloc": (_H, [_U, ctypes.c_size_t]), "GlobalLock": (_P, [_H]), "GlobalUnlock": (_B, [_H]),

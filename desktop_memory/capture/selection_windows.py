@@ -11,7 +11,9 @@ CF_OEMTEXT, CF_LOCALE), images as CF_DIB / CF_DIBV5 (Windows makes CF_BITMAP fro
 before stays marked. Left out: formats that are GDI objects or pointers rather than memory (CF_BITMAP,
 CF_ENHMETAFILE, CF_METAFILEPICT, CF_PALETTE, the CF_DSP* and owner-display ones, private and GDI-object
 ranges) and OLE's own bookkeeping ("DataObject", "Ole Private Data", pointers into the program that
-copied). Delayed formats are rendered while saving (the program that copied is asked for them).
+copied). Delayed formats are rendered while saving (the program that copied is asked for them). The
+content put back also carries our own mark (core.capture.OWN_MIME, the name Qt gives that registered
+format), so the app's clipboard watcher does not take it for a new copy.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ..core.capture import OWN_MIME
 from ..core.errors import CaptureUnavailable
 from . import keys_windows as keys
 
@@ -145,19 +148,25 @@ def _read_text(owner: int) -> str:
 
 def _restore(owner: int, saved: list[tuple[int, bytes]]) -> None:
     """Put the saved formats back, owned by our window; a format Windows refuses is left out (debug log)."""
-    kernel32 = keys.dll("kernel32")
     started = time.monotonic()
+    mark = keys.dll("user32").RegisterClipboardFormatW(OWN_MIME)
     with _opened(owner) as user32:
         user32.EmptyClipboard()
-        for fmt, data in saved:
-            handle = kernel32.GlobalAlloc(GMEM_MOVEABLE, max(1, len(data)))
-            pointer = kernel32.GlobalLock(handle) if handle else None
-            if not pointer:
-                log.debug("no memory to put clipboard format %d back", fmt)
-                continue
-            ctypes.memmove(pointer, data, len(data))
-            kernel32.GlobalUnlock(handle)
-            if not user32.SetClipboardData(fmt, handle):  # on success the clipboard owns the memory
-                kernel32.GlobalFree(handle)
-                log.debug("Windows refused clipboard format %d back (error %d)", fmt, keys.last_error())
+        for fmt, data in [*saved, *([(mark, b"restored")] if mark else [])]:
+            _put(user32, fmt, data)
     log.debug("clipboard put back (%d formats) in %.0f ms", len(saved), (time.monotonic() - started) * 1000)
+
+
+def _put(user32: Any, fmt: int, data: bytes) -> None:
+    """One format onto the open clipboard, in movable memory the clipboard then owns."""
+    kernel32 = keys.dll("kernel32")
+    handle = kernel32.GlobalAlloc(GMEM_MOVEABLE, max(1, len(data)))
+    pointer = kernel32.GlobalLock(handle) if handle else None
+    if not pointer:
+        log.debug("no memory to put clipboard format %d back", fmt)
+        return
+    ctypes.memmove(pointer, data, len(data))
+    kernel32.GlobalUnlock(handle)
+    if not user32.SetClipboardData(fmt, handle):  # on success the clipboard owns the memory
+        kernel32.GlobalFree(handle)
+        log.debug("Windows refused clipboard format %d back (error %d)", fmt, keys.last_error())
