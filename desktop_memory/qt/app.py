@@ -80,7 +80,9 @@ class DesktopApp(QObject):
         self.tray = Tray(self)
         self.watcher = ClipboardWatcher(self)
         self.hotkeys = GlobalHotkeys(self)
-        self._hotkey_problems: dict[str, str] = {}
+        self._hotkey_problems: dict[str, str] = {}  # the ones last told about
+        self._hotkey_combos: dict[str, str] = {}  # the settings' combos, as last bound
+        self._hotkey_triggers: dict[str, str] = {}  # Wayland: the combos the desktop says it uses
         self._settings_problem: str | None = None  # the damaged settings.json last told about
         self._index_told = ""  # the vector index repair last told about
         self.welcome: WelcomeWindow | None = None
@@ -97,6 +99,8 @@ class DesktopApp(QObject):
         self.search.notice.connect(self.notify)
         self.watcher.copy_settled.connect(self.capture_copy)
         self.hotkeys.pressed.connect(self._hotkey)
+        self.hotkeys.late_problems.connect(self._show_hotkeys)  # Wayland: the desktop answers a bind later
+        self.hotkeys.triggers_changed.connect(self._hotkeys_changed)  # re-bound in the desktop's own settings
         self.instance.command_received.connect(self._command)
         self.queue_watch.queued.connect(self._queue_changed)
         t = self.tray
@@ -225,14 +229,9 @@ class DesktopApp(QObject):
             self.watcher.start()
         else:
             self.watcher.stop()
-        combos = {"search": settings.hotkey_search, "capture": settings.hotkey_capture,
-                  "selection": settings.hotkey_selection}
-        problems = self.hotkeys.bind(combos)
-        # the menu shows only the combos that work here (none on Wayland, none another program holds)
-        self.tray.set_hotkeys({k: v for k, v in combos.items() if self.hotkeys.active and k not in problems})
-        if problems and problems != self._hotkey_problems:
-            self.notify("Hotkey not set: " + "; ".join(problems.values()))
-        self._hotkey_problems = problems
+        self._hotkey_combos = {"search": settings.hotkey_search, "capture": settings.hotkey_capture,
+                               "selection": settings.hotkey_selection}
+        self._show_hotkeys(self.hotkeys.bind(self._hotkey_combos))
         problem = capture_now.settings_notice(settings)
         if problem and problem != self._settings_problem:
             self.notify(problem)  # once per problem; capture stays off until settings are valid again
@@ -252,6 +251,38 @@ class DesktopApp(QObject):
         if self.host is not None:
             self.host.stop()  # closes its stdin: it stops enrichment, closes the engine, removes the socket
         QApplication.instance().exit(self.exit_code)
+
+    def _show_hotkeys(self, problems: dict[str, str]) -> None:
+        """`bind`'s problems, or the ones the Wayland portal reported later ({}: all set): the menu shows only the
+        combos that work here (the desktop's own where it said so), a new problem is told once, and the settings
+        window says it beside the combo."""
+        combos, active = self._hotkey_combos, self.hotkeys.active
+        self.tray.set_hotkeys({k: self._hotkey_triggers.get(k) or v for k, v in combos.items()
+                               if active and k not in problems})
+        if problems and problems != self._hotkey_problems:
+            self.notify("Hotkey not set: " + "; ".join(dict.fromkeys(problems.values())))
+        if problems or not getattr(self.hotkeys, "pending", False):  # a bind still waiting has said nothing yet
+            self._hotkey_problems = problems
+        if self._settings_window is not None:
+            self._settings_window.show_hotkeys(*self._hotkey_notes(problems))
+
+    def _hotkeys_changed(self, triggers: dict[str, str]) -> None:
+        """The desktop uses other combos than the settings' (the person changed them there): show those."""
+        self._hotkey_triggers = dict(triggers)
+        self._show_hotkeys(self._hotkey_problems)
+
+    def _hotkey_notes(self, problems: dict[str, str]) -> tuple[dict[str, str], str]:
+        """The settings window's lines: per action why it is not set or the desktop's own combo; and one for all."""
+        notes = dict(problems)
+        for action, combo in self._hotkey_combos.items():
+            used = self._hotkey_triggers.get(action, "")
+            if action not in notes and used and used.replace(" ", "").lower() != combo.replace(" ", "").lower():
+                notes[action] = f"Your desktop uses {used} for this; change it in the desktop's shortcut settings."
+        if not self.hotkeys.active:
+            return notes, getattr(self.hotkeys, "note", "")
+        if getattr(self.hotkeys, "pending", False):
+            return notes, "Waiting for your desktop to confirm the shortcuts…"
+        return notes, ""
 
     # -- commands from other starts -----------------------------------------------------------
     def _command(self, command: str) -> None:
@@ -361,6 +392,7 @@ class DesktopApp(QObject):
             self._settings_window = SettingsWindow(self.bridge, self.data_dir)
             self._settings_window.notice.connect(self.notify)
             self._settings_window.saved.connect(self._settings_loaded)
+            self._settings_window.show_hotkeys(*self._hotkey_notes(self._hotkey_problems))
         return self._settings_window
 
     def open_settings(self) -> None:

@@ -165,11 +165,27 @@ class SettingsWindow(QDialog):
         self.hotkey_search = QKeySequenceEdit()
         self.hotkey_capture = QKeySequenceEdit()
         self.hotkey_selection = QKeySequenceEdit()
+        # under each combo: why it is not set, or the combo the desktop uses instead (the app fills them in)
+        self.hotkey_notes = {name: QLabel(wordWrap=True, textFormat=Qt.TextFormat.PlainText)
+                             for name in ("search", "capture", "selection")}
+        self.hotkeys_note = QLabel(wordWrap=True, textFormat=Qt.TextFormat.PlainText)
         form = QFormLayout()
-        form.addRow("Open the &search window:", self.hotkey_search)
-        form.addRow("Capture the &clipboard now:", self.hotkey_capture)
-        form.addRow("Capture the selected te&xt:", self.hotkey_selection)
+        for text, edit, name in (("Open the &search window:", self.hotkey_search, "search"),
+                                 ("Capture the &clipboard now:", self.hotkey_capture, "capture"),
+                                 ("Capture the selected te&xt:", self.hotkey_selection, "selection")):
+            form.addRow(text, edit)
+            form.addRow(self.hotkey_notes[name])
+        form.addRow(self.hotkeys_note)
+        self.show_hotkeys({})
         return _page(form)
+
+    def show_hotkeys(self, notes: dict[str, str], general: str = "") -> None:
+        """What the app knows about the global hotkeys: a line under each combo and one under them all."""
+        for name, label in self.hotkey_notes.items():
+            label.setText(notes.get(name, ""))
+            label.setVisible(bool(notes.get(name)))
+        self.hotkeys_note.setText(general)
+        self.hotkeys_note.setVisible(bool(general))
 
     def _model_tab(self) -> QWidget:
         self.budget = QSpinBox(minimum=50, maximum=200_000, singleStep=100, suffix=" tokens")
