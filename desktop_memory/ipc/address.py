@@ -37,8 +37,10 @@ def socket_address(data_dir: Path) -> str:
     Nothing here reads environment variables: the app and a process started with a minimal environment (an
     MCP server started by an AI app, `env -i`) must find the same socket.
     """
-    if sys.platform == "win32":
-        return rf"\\.\pipe\desktop-memory-{_folder_key(data_dir)}"
+    if sys.platform == "win32":  # a pipe only this user may open, named with the user's SID (ipc/pipe_windows.py)
+        from . import pipe_windows
+
+        return pipe_windows.pipe_name(_folder_key(data_dir))
     inside = Path(data_dir).resolve() / SOCKET_NAME
     if len(os.fsencode(inside)) <= MAX_UNIX_PATH:
         return str(inside)

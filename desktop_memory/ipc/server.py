@@ -99,7 +99,12 @@ class IpcServer:
         self._token = address.store_token(self.data_dir)
         old_umask = os.umask(0o077) if hasattr(os, "umask") else None
         try:
-            self._listener = Listener(self.address, family=address.family(), backlog=16)
+            if address.family() == "AF_PIPE":  # Windows: CPython's default pipe is readable by Everyone
+                from . import pipe_windows
+
+                self._listener = pipe_windows.listener(self.address, backlog=16)
+            else:
+                self._listener = Listener(self.address, family=address.family(), backlog=16)
         finally:
             if old_umask is not None:
                 os.umask(old_umask)
