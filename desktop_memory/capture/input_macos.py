@@ -45,7 +45,8 @@ def trusted(prompt: bool = True) -> bool:
     ask = prompt and not _asked.is_set()
     _asked.set()
     if ask:
-        return bool(ax.AXIsProcessTrustedWithOptions({ax.kAXTrustedCheckOptionPrompt: True}))
+        key = getattr(ax, "kAXTrustedCheckOptionPrompt", "AXTrustedCheckOptionPrompt")  # the constant's value
+        return bool(ax.AXIsProcessTrustedWithOptions({key: True}))
     return bool(ax.AXIsProcessTrusted())
 
 
