@@ -317,9 +317,9 @@ class DesktopApp(QObject):
         self.bridge.submit(lambda s: capture_now.capture(s, snap), self._captured, hold=True)
 
     def capture_selection(self) -> None:
-        """Capture the selected text: X11's PRIMARY selection; Windows: a Ctrl+C of ours, the clipboard put back
-        (capture/selection_windows.py); elsewhere the clipboard, for now."""
-        if sys.platform == "win32":
+        """Capture the selected text: X11's PRIMARY selection; Windows / macOS: a Ctrl+C / Cmd+C of ours, the
+        clipboard put back (capture/selection_windows.py, selection_macos.py); elsewhere the clipboard."""
+        if sys.platform in ("win32", "darwin"):
             self._capture_copied_selection()
             return
         clipboard = QGuiApplication.clipboard()
@@ -329,8 +329,12 @@ class DesktopApp(QObject):
         self.bridge.submit(lambda s: capture_now.capture(s, snap, source="hotkey"), self._captured, hold=True)
 
     def _capture_copied_selection(self) -> None:
-        """Windows: the selection copied by a Ctrl+C of ours (GUI thread, up to 0.5 s), sent as the hotkey's."""
-        from ..capture.selection_windows import copy_selection
+        """Windows / macOS: the selection copied by a Ctrl+C / Cmd+C of ours (GUI thread, up to 0.5 s), sent as
+        the hotkey's. macOS asks for the Accessibility grant the first time; without it the notice says how."""
+        if sys.platform == "darwin":
+            from ..capture.selection_macos import copy_selection
+        else:
+            from ..capture.selection_windows import copy_selection
         from ..core.errors import CaptureUnavailable
 
         app, window = self.watcher.windows.current()  # the window in front, before anything changes

@@ -153,3 +153,35 @@ def test_without_pyobjc_nothing_breaks(monkeypatch):
     assert input_macos.trusted() is False
     with pytest.raises(CaptureUnavailable):
         selection_macos.copy_selection()
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_the_apps_selection_hotkey_uses_cmd_c_on_macos_and_says_how_to_grant_accessibility(mac, monkeypatch, trusted):
+    pytest.importorskip("PySide6")
+    from desktop_memory.core.capture import CaptureResult, Snapshot
+    from desktop_memory.qt import app as app_module
+
+    monkeypatch.setattr(app_module, "sys", types.SimpleNamespace(platform="darwin"))
+    mac.trusted = trusted
+    mac.selection = {TEXT: b"the selected sentence"}
+    notices: list[str] = []
+    sent: list = []
+    stand_in = types.SimpleNamespace(
+        watcher=types.SimpleNamespace(windows=types.SimpleNamespace(current=lambda: ("TextEdit", "notes.rtf"))),
+        notify=notices.append, _captured=None,
+        bridge=types.SimpleNamespace(submit=lambda fn, done, hold=False: sent.append(fn)))
+    stand_in._capture_copied_selection = lambda: app_module.DesktopApp._capture_copied_selection(stand_in)
+    app_module.DesktopApp.capture_selection(stand_in)
+    if not trusted:
+        assert sent == [] and len(notices) == 1 and GRANT in notices[0]
+        return
+    captured: list[Snapshot] = []
+
+    class Service:
+        def capture(self, snap: Snapshot) -> CaptureResult:
+            captured.append(snap)
+            return CaptureResult.saved("added", "m1", "a title", 0)
+
+    assert notices == [] and sent[0](Service())[0] == "Saved"
+    assert (captured[0].text, captured[0].source, captured[0].app) == ("the selected sentence", "hotkey", "TextEdit")
+    assert [i.data for i in mac.board.items] == list(PREVIOUS)
