@@ -43,7 +43,7 @@ def copy_selection(timeout_s: float = 0.5) -> str | None:
         board.restore(saved)
     if marker:
         raise CaptureUnavailable(f"not captured: the selection is marked as a secret ({marker})")
-    return text
+    return text or None  # an app that copies an empty string: nothing selected either
 
 
 def _wait(ready: Callable[[], object], deadline: float) -> bool:

@@ -12,6 +12,8 @@ import ctypes
 import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from desktop_memory.capture import hotkeys_macos as hk
 from desktop_memory.capture.hotkeys_x11 import HotkeyError
@@ -175,3 +177,21 @@ def test_a_refused_event_handler_is_an_error_the_app_turns_into_its_note():
 def test_without_carbon_the_backend_cannot_start():
     with pytest.raises(OSError):
         hk.MacHotkeys(lambda _a: None)
+
+
+@given(st.text(max_size=40))
+def test_any_text_is_a_combo_or_a_one_line_refusal(text):
+    try:
+        bits, code = hk.parse(text)
+    except HotkeyError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert bits and bits & ~(CMD | SHIFT | OPTION | CONTROL) == 0 and code in hk.KEY_CODES.values()
+
+
+@given(st.sets(st.sampled_from(["Ctrl", "Alt", "Shift", "Meta"]), min_size=1),
+       st.sampled_from(sorted(hk.KEY_CODES)))
+def test_every_modifier_set_and_key_name_parses(mods, key):
+    bits, code = hk.parse("+".join([*sorted(mods), key.upper() if len(key) > 1 else key]))
+    expected = {"Ctrl": CMD, "Alt": OPTION, "Shift": SHIFT, "Meta": CONTROL}
+    assert bits == sum(expected[m] for m in mods) and code == hk.KEY_CODES[key]

@@ -39,6 +39,13 @@ def test_the_selection_is_copied_with_cmd_c_read_and_the_clipboard_put_back(mac)
     assert pasteboard_macos.is_own(mac.board.count)  # the watcher does not capture the restore
 
 
+@pytest.mark.parametrize("text", ["", "x", "line one\nline two\r\n\ttabbed", "émoji 🙂 and 中文", "word " * 200_000])
+def test_any_selected_text_comes_back_whole_and_an_empty_copy_is_nothing(mac, text):
+    mac.selection = {TEXT: text.encode("utf-8")}
+    assert selection_macos.copy_selection() == (text or None)
+    assert [i.data for i in mac.board.items] == list(PREVIOUS)
+
+
 def test_nothing_selected_gives_none_after_the_timeout_and_leaves_the_clipboard_alone(mac):
     count = mac.board.count
     assert selection_macos.copy_selection(timeout_s=0.05) is None
