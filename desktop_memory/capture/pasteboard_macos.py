@@ -12,21 +12,20 @@ AppKit is imported when a `Pasteboard` is made, so this module imports anywhere 
 from __future__ import annotations
 
 import threading
+from collections import deque
 from typing import Any
 
 from ..core.capture import MAC_MARKERS
 
 MARKER_BYTES = 4096  # a marker's data travels with the snapshot; they are a few bytes (core/capture limit)
 _own_lock = threading.Lock()
-_own_counts: set[int] = set()  # change counts our own writes made (the restore after a selection capture)
+_own_counts: deque[int] = deque(maxlen=64)  # change counts our own writes made (the last 64, newest last)
 
 
 def mark_own(count: int) -> None:
     """Remember that the pasteboard's change `count` is our own write, not a copy the person made."""
     with _own_lock:
-        _own_counts.add(int(count))
-        while len(_own_counts) > 64:
-            _own_counts.discard(min(_own_counts))
+        _own_counts.append(int(count))
 
 
 def is_own(count: int) -> bool:

@@ -91,7 +91,9 @@ def test_an_empty_pasteboard_stays_empty_after_a_restore(mac):
     assert mac.board.items == [] and board.text() is None
 
 
-def test_only_the_last_64_own_counts_are_remembered():
+def test_only_the_last_64_own_counts_are_remembered_whatever_their_values():
     for n in range(10_000, 10_100):
         pbm.mark_own(n)
     assert pbm.is_own(10_099) and pbm.is_own(10_036) and not pbm.is_own(10_035)
+    pbm.mark_own(7)  # a smaller count later (another pasteboard session): still remembered, the oldest goes
+    assert pbm.is_own(7) and not pbm.is_own(10_036) and pbm.is_own(10_037)
