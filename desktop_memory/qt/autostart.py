@@ -116,6 +116,7 @@ def set_enabled(enabled: bool, data_dir: Path | None = None) -> None:
     if sys.platform == "darwin":
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_bytes(plistlib.dumps(launch_agent(data_dir)))
+        os.chmod(tmp, 0o644)  # launchd ignores an agent that others may write (a umask of 002 would allow it)
         os.replace(tmp, path)
         return
     text = ("[Desktop Entry]\nType=Application\nName=desktop-memory\n"

@@ -6,6 +6,7 @@ itself cannot run here, so what is checked is the file it would read at login.
 
 from __future__ import annotations
 
+import os
 import plistlib
 import stat
 import sys
@@ -21,18 +22,24 @@ from desktop_memory.qt import autostart
 def darwin(monkeypatch, tmp_path) -> Path:
     monkeypatch.setattr(autostart, "sys", types.SimpleNamespace(platform="darwin", executable=sys.executable))
     monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("USERPROFILE", str(tmp_path))  # Path.home() under the Windows Python (the Wine tier)
     return tmp_path / "Library" / "LaunchAgents" / "org.desktop-memory.app.plist"
 
 
 def test_enabling_writes_a_launch_agent_that_starts_the_app_at_login(darwin):
     assert autostart.supported() and autostart.entry_path() == darwin and not autostart.is_enabled()
-    autostart.set_enabled(True)
+    old = os.umask(0o002)  # a group-writable default must not reach the agent
+    try:
+        autostart.set_enabled(True)
+    finally:
+        os.umask(old)
     agent = plistlib.loads(darwin.read_bytes())
     assert agent["Label"] == "org.desktop-memory.app" and agent["RunAtLoad"] is True
     assert agent["KeepAlive"] is False and agent["LimitLoadToSessionType"] == "Aqua"
     assert agent["ProgramArguments"] == [sys.executable, "-m", "desktop_memory", "app"]
     assert autostart.is_enabled() and not list(darwin.parent.glob("*.tmp"))
-    assert not darwin.stat().st_mode & (stat.S_IWGRP | stat.S_IWOTH)  # launchd refuses writable-by-others agents
+    if os.name == "posix":  # launchd refuses an agent others may write to
+        assert not darwin.stat().st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 def test_the_frozen_app_starts_its_own_executable_with_the_chosen_data_folder(darwin, monkeypatch):
