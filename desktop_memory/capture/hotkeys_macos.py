@@ -47,6 +47,7 @@ _NAMED = {"return": 0x24, "enter": 0x24, "tab": 0x30, "space": 0x31, "backspace"
 KEY_CODES = {**_LETTERS, **_DIGITS, **_PUNCTUATION, **_NAMED}
 
 NO_ERR = 0
+EVENT_NOT_HANDLED = -9874  # eventNotHandledErr: let the next handler have an event that is not ours
 HOTKEY_EXISTS = -9878  # eventHotKeyExistsErr: another app registered this combo
 HOTKEY_INVALID = -9879  # eventHotKeyInvalidErr
 SIGNATURE = int.from_bytes(b"dmem", "big")  # our EventHotKeyID signature (an OSType)
@@ -148,15 +149,21 @@ class MacHotkeys:
         return problems
 
     def _on_event(self, _call: Any, event: Any, _data: Any) -> int:
-        """Carbon's callback (main thread): which of our hotkeys was pressed, then `on_press(action)`."""
+        """Carbon's callback (main thread): which of our hotkeys was pressed, then `on_press(action)`; an event
+        that is not one of ours goes on to the next handler."""
         try:
             hotkey = EventHotKeyID()
             status = self._carbon.GetEventParameter(event, K_EVENT_PARAM_DIRECT_OBJECT, TYPE_EVENT_HOTKEY_ID, None,
                                                     ctypes.sizeof(hotkey), None, ctypes.byref(hotkey))
             action = self._actions.get(hotkey.id) if status == NO_ERR and hotkey.signature == SIGNATURE else None
-            if action:
-                self.on_press(action)
         except Exception:  # noqa: BLE001 - an exception must never unwind into Carbon
+            log.debug("cannot read the hotkey event", exc_info=True)
+            return EVENT_NOT_HANDLED
+        if not action:
+            return EVENT_NOT_HANDLED
+        try:
+            self.on_press(action)
+        except Exception:  # noqa: BLE001 - a broken receiver must not unwind into Carbon either
             log.debug("hotkey receiver failed", exc_info=True)
         return NO_ERR
 

@@ -163,7 +163,9 @@ def test_an_event_that_is_not_ours_and_a_broken_receiver_never_reach_carbon_as_a
     carbon.events[1] = (int.from_bytes(b"othr", "big"), 1)  # another signature with our id number
     got: list[str] = []
     keys.on_press = got.append
-    assert carbon.handler(None, 1, None) == 0 and got == []
+    assert carbon.handler(None, 1, None) == hk.EVENT_NOT_HANDLED and got == []  # left to the next handler
+    carbon.GetEventParameter = lambda *a: -9870  # eventParameterNotFoundErr
+    assert carbon.handler(None, 2, None) == hk.EVENT_NOT_HANDLED and got == []
 
 
 def test_a_refused_event_handler_is_an_error_the_app_turns_into_its_note():
