@@ -197,3 +197,31 @@ def test_every_modifier_set_and_key_name_parses(mods, key):
     bits, code = hk.parse("+".join([*sorted(mods), key.upper() if len(key) > 1 else key]))
     expected = {"Ctrl": CMD, "Alt": OPTION, "Shift": SHIFT, "Meta": CONTROL}
     assert bits == sum(expected[m] for m in mods) and code == hk.KEY_CODES[key]
+
+
+def test_the_apps_hotkeys_use_carbon_on_macos_and_say_so_when_it_is_missing(monkeypatch):
+    pytest.importorskip("PySide6")
+    import types
+
+    from desktop_memory.qt import hotkeys as glue
+
+    monkeypatch.setattr(glue, "sys", types.SimpleNamespace(platform="darwin"))
+    carbon = FakeCarbon()
+    monkeypatch.setattr(hk, "load_carbon", lambda: carbon)
+    keys = glue.GlobalHotkeys()
+    got: list[str] = []
+    keys.pressed.connect(got.append)
+    assert keys.mode == "macos" and keys.active and keys.note == ""
+    assert keys.bind({"search": "Ctrl+Alt+M", "capture": "Ctrl+Alt+C"}) == {}
+    carbon.press(CMD | OPTION, 0x08)
+    assert got == ["capture"]
+    keys.close()
+    assert carbon.registered == {} and carbon.removed_handlers == [0x4A]
+
+    def no_carbon():
+        raise OSError("dlopen(Carbon): image not found")
+
+    monkeypatch.setattr(hk, "load_carbon", no_carbon)
+    keys = glue.GlobalHotkeys()
+    assert not keys.active and keys.note == "global hotkeys are not available: dlopen(Carbon): image not found"
+    assert keys.bind({"search": "Ctrl+Alt+M"}) == {}
