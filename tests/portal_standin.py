@@ -193,10 +193,12 @@ class Standin:
 class SessionBus:
     """A private `dbus-daemon --session` for a test (tests import this; the stand-in runs as a process)."""
 
-    def __init__(self) -> None:
+    def __init__(self, address: str | None = None) -> None:
+        """`address` ("unix:path=/…"): listen there, e.g. to start a bus again where a killed one was."""
         import subprocess
 
-        self.proc = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
+        where = [f"--address={address}"] if address else []
+        self.proc = subprocess.Popen(["dbus-daemon", "--session", *where, "--nofork", "--print-address=1"],
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.address = self.proc.stdout.readline().strip()
 

@@ -252,7 +252,7 @@ class PortalHotkeys:
                 newest = item
         if newest is None:
             return
-        self._wanted, self._lost = newest, False
+        self._wanted, self._lost, self.pending = newest, False, True  # an older bind's answer may have cleared it
         if self._phase == "open":
             self._send_bind()
         elif self._phase == "idle":  # it gave up after a loss: a new bind tries again

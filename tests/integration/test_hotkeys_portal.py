@@ -303,6 +303,35 @@ def test_the_session_bus_going_away_is_reported_once_without_a_traceback(session
     assert time.monotonic() - started < 0.5
 
 
+def test_a_session_bus_that_comes_back_is_connected_to_again(tmp_path, monkeypatch, keys_factory, seen,
+                                                              no_tracebacks) -> None:
+    address = f"unix:path={tmp_path / 'bus'}"
+    first = SessionBus(address)
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", first.address)
+    portal = Portal(first.address)
+    again = back = None
+    try:
+        keys = keys_factory(retry_delays=(0.5, 1.0, 1.5, 2.0, 3.0))
+        keys.bind(COMBOS)
+        assert seen.wait("late") == [{}]
+        first.proc.kill()
+        first.proc.wait(5)
+        portal.close()
+        (tmp_path / "bus").unlink()
+        assert all("went away" in p for p in seen.wait("late", 2)[1].values())
+        again = SessionBus(address)  # the bus restarted (a new login would do the same)
+        back = Portal(again.address)
+        assert seen.wait("late", 3, timeout=15)[2] == {}
+        assert back.calls()[:3] == ["Register", "CreateSession", "BindShortcuts"]
+        back.call("Activate", "s", ("selection",))
+        assert seen.wait("pressed") == ["selection"]
+        assert len(seen.late) == 3 and no_tracebacks == []
+    finally:
+        for thing in (back, again, first):
+            if thing is not None:
+                thing.close() if isinstance(thing, Portal) else thing.stop()
+
+
 # -- the tray app's glue (qt/hotkeys.py): the GUI thread never waits --------------------------------------
 @pytest.fixture
 def wayland(monkeypatch) -> None:
