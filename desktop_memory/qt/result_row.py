@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 import textwrap
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, replace
 
 from PySide6.QtCore import QPointF, QRect, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPalette
@@ -23,6 +24,8 @@ PAD_X, PAD_Y, ICON, GAP = 12, 8, 28, 10
 MARGIN = 6  # between the row's rounded background and the list's edge
 ELLIPSIS = "…"
 TITLE_CHARS = 90
+SCAN_CHARS = 20_000  # of a memory's text, what its row reads (kind, title, snippet): a huge copy costs no more
+CACHED_ROWS = 256  # rows whose text and layout are kept
 _TOKEN = re.compile(r"\S+\s*|\s+")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -31,6 +34,31 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 class Run:
     text: str
     hit: bool  # a matched query word
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One text run of a row: drawn at (x, baseline) in `font`; a matched word has its mark behind it."""
+
+    text: str
+    x: float
+    baseline: float
+    font: QFont
+    mark: QRectF | None
+    dim: bool  # secondary colour (the snippet), else the text colour (the title)
+
+
+@dataclass(frozen=True)
+class RowLayout:
+    """A row without its colours and state (selected, hovered), relative to the row's top-left corner."""
+
+    kind: str
+    icon: QPointF
+    meta: str
+    meta_at: QPointF
+    label: str  # "+N similar" or ""
+    chip: QRectF  # where the label is (empty without one)
+    pieces: list[Piece]
 
 
 def highlight_pattern(query: str) -> re.Pattern[str] | None:
@@ -169,7 +197,11 @@ def is_dark(palette: QPalette) -> bool:
 
 
 class RowPainter:
-    """Fonts and metrics for rows drawn in one widget's font; row_height is the same for every row."""
+    """Fonts and metrics for rows drawn in one widget's font; row_height is the same for every row.
+
+    What a row shows is worked out once and kept (a few hundred rows): its text per memory (from at most
+    SCAN_CHARS of it), its layout per memory, query and width. A repaint (the cursor moved, the mouse hovered, the
+    next keystroke's results hold the same memory) only draws: a few text runs per row, not one per word."""
 
     def __init__(self, font: QFont) -> None:
         self.font = QFont(font)
@@ -185,9 +217,12 @@ class RowPainter:
         self.mono = kinds.monospace(font)
         self.mono_bold = QFont(self.mono)
         self.mono_bold.setWeight(QFont.Weight.Bold)
+        self.struck = {id(f): _struck(f) for f in (self.title_font, self.title_bold)}
         self.title_h = QFontMetricsF(self.title_bold).height()
         self.line_h = max(QFontMetricsF(self.font).lineSpacing(), QFontMetricsF(self.mono).lineSpacing())
         self.row_height = int(2 * PAD_Y + self.title_h + 2 + 2 * self.line_h + 2 * MARGIN / 3) + 1
+        self._texts: OrderedDict[tuple[object, ...], tuple[Memory, str, str]] = OrderedDict()
+        self._layouts: OrderedDict[tuple[object, ...], RowLayout] = OrderedDict()
 
     def meta_parts(self, m: Memory, similar: tuple[list[Memory], bool] | None) -> tuple[str, str]:
         """(the "+N similar" label or "", the right-hand meta: app or source and date)."""
@@ -203,50 +238,99 @@ class RowPainter:
     def similar_rect(self, rect: QRect, m: Memory, similar: tuple[list[Memory], bool] | None, query: str
                      ) -> QRectF:
         """Where "+N similar" is drawn in a row (empty when there is none)."""
-        label, meta = self.meta_parts(m, similar)
-        if not label:
-            return QRectF()
-        chip_left, title_right = self._title_right(rect, m, similar)
-        return QRectF(chip_left, self._title_top(QRectF(rect), m, query, title_right) - 1,
-                      QFontMetricsF(self.small).horizontalAdvance(label) + 12, self.title_h + 2)
-
-    def _title_right(self, rect: QRect | QRectF, m: Memory, similar: tuple[list[Memory], bool] | None
-                     ) -> tuple[float, float]:
-        """(where the "+N similar" chip starts, where the title must end) on a row's first line."""
-        label, meta = self.meta_parts(m, similar)
-        fm = QFontMetricsF(self.small)
-        right = self._box(rect, 0).right() - PAD_X - fm.horizontalAdvance(meta) - GAP
-        if not label:
-            return right, right
-        chip_left = right - fm.horizontalAdvance(label) - 12
-        return chip_left, chip_left - GAP
+        lay = self.layout(rect.width(), rect.height(), m, query, 0, similar)
+        return lay.chip.translated(QPointF(rect.topLeft())) if lay.label else QRectF()
 
     def _box(self, rect: QRect | QRectF, indent: int) -> QRectF:
         return QRectF(rect).adjusted(MARGIN + indent, MARGIN / 3, -MARGIN, -MARGIN / 3)
 
-    def _title_top(self, rect: QRectF, m: Memory, query: str, title_right: float) -> float:
-        """The title line's top: at the top, or in the middle of the row when the title is all there is (no snippet,
-        and it fits the line)."""
-        box = self._box(rect, 0)
-        title = title_text(m)
+    def text_of(self, m: Memory) -> tuple[Memory, str, str]:
+        """(the memory with its text cut to SCAN_CHARS, its kind, its title), worked out once per memory text."""
+        key = (m.id, m.content_hash, len(m.content), m.updated_at, m.title)
+        if (known := self._texts.get(key)) is not None:
+            self._texts.move_to_end(key)
+            return known
+        short = m if len(m.content) <= SCAN_CHARS else replace(m, content=str(m.content[:SCAN_CHARS]))
+        known = (short, kinds.kind_of(short), title_text(short))
+        self._texts[key] = known
+        if len(self._texts) > CACHED_ROWS:
+            self._texts.popitem(last=False)
+        return known
+
+    def layout(self, width: int, height: int, m: Memory, query: str, indent: int,
+               similar: tuple[list[Memory], bool] | None) -> RowLayout:
+        """Where everything of a row goes (relative to its top-left corner), kept per memory, query and size."""
+        label, meta = self.meta_parts(m, similar)
+        key = (m.id, m.content_hash, len(m.content), m.updated_at, m.title, query, width, height, indent, label,
+               meta, m.forgotten)
+        if (known := self._layouts.get(key)) is not None:
+            self._layouts.move_to_end(key)
+            return known
+        lay = self._make_layout(QRectF(0, 0, width, height), m, query, indent, label, meta)
+        self._layouts[key] = lay
+        if len(self._layouts) > CACHED_ROWS:
+            self._layouts.popitem(last=False)
+        return lay
+
+    def _make_layout(self, rect: QRectF, m: Memory, query: str, indent: int, label: str, meta: str) -> RowLayout:
+        short, kind, title = self.text_of(m)
+        box, box0 = self._box(rect, indent), self._box(rect, 0)
         left = box.left() + PAD_X - 4 + ICON + GAP
-        too_long = QFontMetricsF(self.title_bold).horizontalAdvance(title) > title_right - left
-        if too_long or title.endswith(ELLIPSIS) or snippet_text(m, title, highlight_pattern(query),
-                                                                  kinds.kind_of(m) == "code").strip():
-            return box.top() + PAD_Y
-        return box.top() + (box.height() - self.title_h) / 2
+        right = box.right() - PAD_X
+        pattern = highlight_pattern(query)
+        code = kind == "code"
+        body = snippet_text(short, title, pattern, code)
+        small = QFontMetricsF(self.small)
+        # right-hand side of the title line: "+N similar", then app and date
+        title_right = box0.right() - PAD_X - small.horizontalAdvance(meta) - GAP
+        chip_left = title_right
+        if label:
+            chip_left = title_right - small.horizontalAdvance(label) - 12
+            title_right = chip_left - GAP
+        # a title alone (no snippet, and it fits its line) sits in the middle of its row
+        left0 = box0.left() + PAD_X - 4 + ICON + GAP
+        too_long = QFontMetricsF(self.title_bold).horizontalAdvance(title) > title_right - left0
+        top = box.top() + PAD_Y
+        if not (too_long or title.endswith(ELLIPSIS) or body.strip()):
+            top = box.top() + (box.height() - self.title_h) / 2
+        centred = top > box.top() + PAD_Y
+        icon_y = box.top() + (box.height() - ICON) / 2 if centred else box.top() + PAD_Y + 1
+        base = top + (self.title_h - small.height()) / 2 + small.ascent()
+        chip = QRectF(chip_left, top - 1, small.horizontalAdvance(label) + 12, self.title_h + 2) if label else QRectF()
+        pieces: list[Piece] = []
+        # the title: one line, cut at a word boundary, matched words bold and marked
+        fonts = (self.title_font, self.title_bold)
+        if m.forgotten:
+            fonts = (self.struck[id(self.title_font)], self.struck[id(self.title_bold)])
+        shown = self._flow(pieces, runs(title, pattern), fonts, left, top, title_right - left, 1, self.title_h,
+                           dim=False)
+        if not centred and not code and not body.startswith(ELLIPSIS) and not short.title and kind != "email":
+            body = continued(title, shown, body)
+        # the snippet: two lines; code keeps its lines, in monospace
+        y = top + self.title_h + 2
+        if code:
+            for i, line in enumerate(body.splitlines()[:2]):
+                self._flow(pieces, runs(line.replace("\t", "    "), pattern), (self.mono, self.mono_bold), left,
+                           y + i * self.line_h, right - left, 1, self.line_h, dim=True, keep_spaces=True)
+        elif body:
+            self._flow(pieces, runs(body, pattern), (self.font, self.bold), left, y, right - left, 2, self.line_h,
+                       dim=True)
+        return RowLayout(kind, QPointF(box.left() + PAD_X - 4, icon_y), meta,
+                         QPointF(right - small.horizontalAdvance(meta), base), label, chip, pieces)
 
     def paint(self, p: QPainter, rect: QRect, palette: QPalette, m: Memory, query: str, *, selected: bool,
               current: bool, hovered: bool, indent: int, similar: tuple[list[Memory], bool] | None,
               dpr: float) -> None:
+        lay = self.layout(rect.width(), rect.height(), m, query, indent, similar)
         p.save()
+        p.translate(QPointF(rect.topLeft()))
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         p.setRenderHint(QPainter.RenderHint.TextAntialiasing)
         dark = is_dark(palette)
         text = palette.color(QPalette.ColorRole.Text)
         dim = secondary(palette)
         accent = palette.color(QPalette.ColorRole.Highlight)
-        box = self._box(rect, indent)
+        box = self._box(QRectF(0, 0, rect.width(), rect.height()), indent)
         if selected or current or hovered:
             fill = QColor(accent)
             fill.setAlphaF(0.30 if (selected and current) else 0.17 if selected else 0.07)
@@ -256,76 +340,73 @@ class RowPainter:
             if current and selected:  # the cursor row: an accent bar at its left edge
                 p.setBrush(accent)
                 p.drawRoundedRect(QRectF(box.left() + 2, box.top() + 8, 3, box.height() - 16), 1.5, 1.5)
-        kind = kinds.kind_of(m)
-        left = box.left() + PAD_X - 4 + ICON + GAP
-        right = box.right() - PAD_X
-        pattern = highlight_pattern(query)
-        # right-hand side of the title line: "+N similar", then app and date
-        label, meta = self.meta_parts(m, similar)
-        small = QFontMetricsF(self.small)
-        code = kind == "code"
-        body = snippet_text(m, title_text(m), pattern, code)
-        _chip_left, title_right = self._title_right(rect, m, similar)
-        top = self._title_top(QRectF(rect), m, query, title_right)  # a title alone sits in the middle of its row
-        centred = top > box.top() + PAD_Y
-        icon_y = box.top() + (box.height() - ICON) / 2 if centred else box.top() + PAD_Y + 1
-        p.drawPixmap(QPointF(box.left() + PAD_X - 4, icon_y), kinds.icon(kind, ICON, dpr, dark))
+        p.drawPixmap(lay.icon, kinds.icon(lay.kind, ICON, dpr, dark))
         p.setFont(self.small)
         p.setPen(dim)
-        meta_w = small.horizontalAdvance(meta)
-        base = top + (self.title_h - small.height()) / 2 + small.ascent()
-        p.drawText(QPointF(right - meta_w, base), meta)
-        if label:
-            chip = self.similar_rect(rect, m, similar, query)
+        p.drawText(lay.meta_at, lay.meta)
+        if lay.label:
             pill = QColor(accent)
             pill.setAlphaF(0.22)
             p.setPen(Qt.PenStyle.NoPen)
             p.setBrush(pill)
-            p.drawRoundedRect(chip, chip.height() / 2, chip.height() / 2)
+            p.drawRoundedRect(lay.chip, lay.chip.height() / 2, lay.chip.height() / 2)
             p.setPen(text)
-            p.drawText(chip, Qt.AlignmentFlag.AlignCenter, label)
-        # the title: one line, cut at a word boundary, matched words bold and marked
-        title = title_text(m)
-        shown = self._flow(p, runs(title, pattern), (self.title_font, self.title_bold), left, top,
-                           title_right - left, 1, self.title_h, text, accent, strike=m.forgotten)
-        if not centred and not code and not body.startswith(ELLIPSIS) and not m.title and kind != "email":
-            body = continued(title, shown, body)
-        # the snippet: two lines; code keeps its lines, in monospace
-        y = top + self.title_h + 2
-        if code:
-            for i, line in enumerate(body.splitlines()[:2]):
-                self._flow(p, runs(line.replace("\t", "    "), pattern), (self.mono, self.mono_bold), left,
-                           y + i * self.line_h, right - left, 1, self.line_h, dim, accent, keep_spaces=True)
-        elif body:
-            self._flow(p, runs(body, pattern), (self.font, self.bold), left, y, right - left, 2, self.line_h, dim,
-                       accent)
+            p.drawText(lay.chip, Qt.AlignmentFlag.AlignCenter, lay.label)
+        mark = QColor(accent)
+        mark.setAlphaF(0.18)
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(mark)
+        for piece in lay.pieces:
+            if piece.mark is not None:
+                p.drawRoundedRect(piece.mark, 3, 3)
+        for piece in lay.pieces:
+            p.setFont(piece.font)
+            p.setPen(dim if piece.dim else text)
+            p.drawText(QPointF(piece.x, piece.baseline), piece.text)
         p.restore()
 
-    def _flow(self, p: QPainter, items: list[Run], fonts: tuple[QFont, QFont], left: float, top: float, width: float,
-              max_lines: int, line_h: float, color: QColor, accent: QColor, *, strike: bool = False,
-              keep_spaces: bool = False) -> list[list[tuple[str, bool, float]]]:
+    def _flow(self, pieces: list[Piece], items: list[Run], fonts: tuple[QFont, QFont], left: float, top: float,
+              width: float, max_lines: int, line_h: float, *, dim: bool, keep_spaces: bool = False
+              ) -> list[list[tuple[str, bool, float]]]:
+        """Lay out `items` (see layout_flow) and add their text runs to `pieces`; returns the lines."""
         if width <= 20:
             return []
         # code keeps its indentation and is cut by characters at the right edge
         lines = _code_line(items, fonts, width) if keep_spaces else layout_flow(items, fonts, width, max_lines)
-        mark = QColor(accent)
-        mark.setAlphaF(0.18)
+        metrics = (QFontMetricsF(fonts[0]), QFontMetricsF(fonts[1]))
+        space = metrics[0].horizontalAdvance(" ")
         for n, line in enumerate(lines):
             base = top + n * line_h
-            for word, hit, x in line:
-                font = fonts[1] if hit else fonts[0]
-                fm = QFontMetricsF(font)
-                if hit:
-                    p.setPen(Qt.PenStyle.NoPen)
-                    p.setBrush(mark)
-                    p.drawRoundedRect(QRectF(left + x - 1.5, base + 1, fm.horizontalAdvance(word) + 3, line_h - 2),
-                                      3, 3)
-                font.setStrikeOut(strike)
-                p.setFont(font)
-                p.setPen(color)
-                p.drawText(QPointF(left + x, base + (line_h - fm.height()) / 2 + fm.ascent()), word)
-                font.setStrikeOut(False)
+            run: list[str] = []  # plain words drawn as one text: x of its first word, where it ends
+            run_x = run_end = 0.0
+            for word, hit, x in [*line, ("", True, 0.0)]:  # a final empty hit flushes the last plain run
+                fm = metrics[1 if hit else 0]
+                if not hit and run and abs(x - (run_end + space)) < 0.01:
+                    run.append(word)
+                    run_end = x + fm.horizontalAdvance(word)
+                    continue
+                if run:
+                    pieces.append(self._piece(" ".join(run), left + run_x, base, fonts[0], metrics[0], line_h, dim))
+                    run = []
+                if not word:
+                    continue
+                if not hit:
+                    run, run_x, run_end = [word], x, x + fm.horizontalAdvance(word)
+                    continue
+                mark = QRectF(left + x - 1.5, base + 1, fm.horizontalAdvance(word) + 3, line_h - 2)
+                pieces.append(self._piece(word, left + x, base, fonts[1], fm, line_h, dim, mark))
         return lines
+
+    @staticmethod
+    def _piece(text: str, x: float, top: float, font: QFont, fm: QFontMetricsF, line_h: float, dim: bool,
+               mark: QRectF | None = None) -> Piece:
+        return Piece(text, x, top + (line_h - fm.height()) / 2 + fm.ascent(), font, mark, dim)
+
+
+def _struck(font: QFont) -> QFont:
+    out = QFont(font)
+    out.setStrikeOut(True)
+    return out
 
 
 def _code_line(items: list[Run], fonts: tuple[QFont, QFont], width: float) -> list[list[tuple[str, bool, float]]]:

@@ -1,0 +1,142 @@
+"""What the GUI thread does per keystroke and per repaint of the results (issues 4, 19: never blocked over 50 ms).
+
+Counted, not timed: the filter chips are not rebuilt while the filters stay the same, a row's text is prepared
+once per memory (not on every repaint, hover or cursor move), never from more than a bounded prefix of a huge copy,
+and a row is drawn in a few text runs, not one per word."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from PySide6.QtCore import QPoint, QRect
+from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtWidgets import QHBoxLayout, QListView, QToolButton, QWidget
+
+from desktop_memory.core.models import Memory
+from desktop_memory.qt import result_row
+from desktop_memory.qt.query_chips import render_chips
+from desktop_memory.qt.results import ResultDelegate, ResultsModel
+
+HUGE = 2_000_000  # characters: a whole log or a book copied at once
+
+
+class Watched(str):
+    """A memory's text that records every whole-text operation made on it (a slice is a plain str again)."""
+
+    calls: list[tuple[str, int]] = []
+
+    def _note(self, name: str) -> None:
+        Watched.calls.append((name, len(self)))
+
+    def split(self, *a, **k):  # type: ignore[override]
+        self._note("split")
+        return str.split(self, *a, **k)
+
+    def splitlines(self, *a, **k):  # type: ignore[override]
+        self._note("splitlines")
+        return str.splitlines(self, *a, **k)
+
+    def strip(self, *a, **k):  # type: ignore[override]
+        self._note("strip")
+        return str.strip(self, *a, **k)
+
+
+def huge_memory(i: int) -> Memory:
+    line = f"2026-11-24 08:{i % 60:02d}:01 INFO worker-{i} processed batch {i} of the nightly export job, 200 rows\n"
+    text = ("Nightly export log\n" + line * (HUGE // len(line)) + "ERROR retry budget exhausted for the invoice sync")
+    return Memory(id=f"huge{i:02d}", content=Watched(text), source="clipboard", source_app="konsole",
+                  created_at=time.time() - 3600 * i, content_hash=f"h{i}")
+
+
+def small_memory(i: int, text: str) -> Memory:
+    return Memory(id=f"m{i:02d}", content=text, source="clipboard", source_app="firefox",
+                  created_at=time.time() - 60 * i, content_hash=f"s{i}")
+
+
+@pytest.fixture
+def results_view(qtbot):
+    model = ResultsModel()
+    view = QListView()
+    view.setModel(model)
+    view.setItemDelegate(ResultDelegate(view))
+    view.setUniformItemSizes(True)
+    view.resize(740, 640)
+    qtbot.addWidget(view)
+    view.show()
+    qtbot.waitExposed(view)
+    return view, model
+
+
+def test_chips_are_not_rebuilt_while_the_filters_stay_the_same(qtbot) -> None:
+    row = QWidget()
+    qtbot.addWidget(row)
+    chips = QHBoxLayout(row)
+    query = {"text": ""}
+    for typed in ("i", "in", "inv", "invo", "invoi", "invoic", "invoice"):
+        query["text"] = typed
+        render_chips(chips, lambda: query["text"], lambda _t: None)
+    buttons = [chips.itemAt(i).widget() for i in range(chips.count()) if chips.itemAt(i).widget()]
+    assert len(buttons) == 3 and all(isinstance(b, QToolButton) for b in buttons)
+    query["text"] = "invoice "
+    render_chips(chips, lambda: query["text"], lambda _t: None)
+    same = [chips.itemAt(i).widget() for i in range(chips.count()) if chips.itemAt(i).widget()]
+    assert same == buttons, "typing a word rebuilt the chips although no filter changed"
+    query["text"] = "invoice is:pinned"
+    render_chips(chips, lambda: query["text"], lambda _t: None)
+    labels = [chips.itemAt(i).widget().text() for i in range(chips.count()) if chips.itemAt(i).widget()]
+    assert labels[0].startswith("is:pinned") and "+ Pinned" not in labels
+
+
+def test_a_chip_removes_its_filter_from_the_query_as_it_is_when_clicked(qtbot) -> None:
+    row = QWidget()
+    qtbot.addWidget(row)
+    chips = QHBoxLayout(row)
+    query = {"text": "source:clipboard inv"}
+    asked: list[str] = []
+    render_chips(chips, lambda: query["text"], asked.append)
+    query["text"] = "source:clipboard invoice"  # typed on: same filters, chips kept
+    render_chips(chips, lambda: query["text"], asked.append)
+    chips.itemAt(0).widget().click()
+    assert asked == ["invoice "]
+
+
+def test_huge_rows_are_prepared_once_from_a_bounded_prefix(qtbot, results_view) -> None:
+    view, model = results_view
+    memories = [huge_memory(i) for i in range(30)]
+    Watched.calls = []
+    prepared: list[str] = []
+    real = result_row.title_text
+    result_row.title_text = lambda m: (prepared.append(m.id), real(m))[1]  # type: ignore[assignment]
+    try:
+        model.set_results("invoice sync", memories)
+        for row in range(5):  # the cursor moves, the mouse hovers: repaints of the same rows
+            view.setCurrentIndex(model.index(row))
+            view.viewport().repaint()
+        view.viewport().repaint()
+    finally:
+        result_row.title_text = real  # type: ignore[assignment]
+    whole = [(name, n) for name, n in Watched.calls if n > result_row.SCAN_CHARS]
+    assert not whole, f"painting split or stripped a whole huge text: {whole[:5]} ({len(whole)} times)"
+    visible = set(prepared)
+    assert len(prepared) <= len(visible) + 1, f"{len(prepared)} preparations for {len(visible)} rows"
+
+
+def test_a_row_is_drawn_in_a_few_runs_not_word_by_word(qtbot, results_view, monkeypatch) -> None:
+    view, model = results_view
+    text = ("The quarterly report covers revenue, churn and the hiring plan for the platform team; the review "
+            "meeting moved to Thursday and the invoice numbers still need a second look before it goes out.")
+    model.set_results("invoice", [small_memory(0, text)])
+    drawn: list[str] = []
+    painter = result_row.RowPainter(view.font())
+    image = QImage(740, painter.row_height, QImage.Format.Format_ARGB32)
+    image.fill(QColor("white"))
+    p = QPainter(image)
+    real = QPainter.drawText
+    monkeypatch.setattr(p, "drawText", lambda *a: (drawn.append(str(a[-1])), real(p, *a))[1], raising=False)
+    painter.paint(p, QRect(QPoint(0, 0), image.size()), view.palette(), model.memories[0], "invoice",
+                  selected=True, current=True, hovered=False, indent=0, similar=None, dpr=1.0)
+    p.end()
+    words = len(text.split())
+    assert "invoice" in " ".join(drawn)
+    assert len(drawn) <= 10, f"{len(drawn)} drawText calls for a row of {words} words"
