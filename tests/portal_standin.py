@@ -219,7 +219,7 @@ class Portal:
         env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": address}
         self.proc = subprocess.Popen([sys.executable, __file__, *flags], stdout=subprocess.PIPE, text=True, env=env)
         assert self.proc.stdout.readline().strip() == "ready"
-        self.conn = open_dbus_connection(bus=address)
+        self.conn = open_dbus_connection(bus=address, auth_timeout=10)
         self.addr = DBusAddress(PATH, bus_name=NAME, interface=CONTROL)
 
     def call(self, member: str, signature: str | None = None, body: tuple = ()) -> tuple:
@@ -250,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reply-delay", type=float, default=0.0)
     args = parser.parse_args(argv)
     state = Standin(args)
-    conn = open_dbus_connection(bus="SESSION")
+    conn = open_dbus_connection(bus="SESSION", auth_timeout=10)  # a loaded test machine can be slow
     reply = conn.send_and_get_reply(message_bus.RequestName(NAME, 4))  # 4: do not queue
     if reply.body[0] != 1:
         print(f"could not own {NAME}", file=sys.stderr)

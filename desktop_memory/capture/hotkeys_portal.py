@@ -347,7 +347,7 @@ class PortalHotkeys:
         except ImportError as exc:
             raise PortalUnavailable(f"jeepney is missing ({exc})") from None
         try:
-            self._conn = open_dbus_connection(bus=self.bus)
+            self._conn = open_dbus_connection(bus=self.bus, auth_timeout=5)  # a busy login session is slow
         except Exception as exc:  # noqa: BLE001 - no session bus (or it does not answer)
             self._fail(f"no D-Bus session bus ({exc})")
             return

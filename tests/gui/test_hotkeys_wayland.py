@@ -35,20 +35,21 @@ def wayland_app(qtbot, tmp_path: Path, monkeypatch, remote_opener, bus) -> Itera
 
     def start(*flags: str) -> tuple[DesktopApp, list[str], Portal]:
         portal = Portal(bus, *flags)
+        started.append(portal)
         folder = tmp_path / "data"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "settings.json").write_text('{"capture_enabled": false, "welcome_shown": true}', encoding="utf-8")
         app = DesktopApp(folder, opener=remote_opener)
         notices: list[str] = []
         app.tray.notify = notices.append
-        started.extend([app, portal])
+        started.append(app)
         with qtbot.waitSignal(app.engine_ready, timeout=20_000):
             assert app.start()
         qtbot.addWidget(app.search)
         return app, notices, portal
 
     yield start
-    for thing in started:
+    for thing in reversed(started):  # the app first, then its portal
         if isinstance(thing, DesktopApp):
             thing.quit()
         else:
