@@ -127,11 +127,35 @@ def title_text(m: Memory) -> str:
     return line[: cut if cut > 0 else TITLE_CHARS].rstrip(" ,;:") + " " + ELLIPSIS
 
 
+class Metrics:
+    """QFontMetricsF that keeps the advance of each text it measured (words repeat from row to row and keystroke to
+    keystroke; measuring one costs a few microseconds, looking it up a few dozen nanoseconds)."""
+
+    _fonts: dict[str, Metrics] = {}
+
+    def __init__(self, font: QFont) -> None:
+        self.fm = QFontMetricsF(font)
+        self._advances: dict[str, float] = {}
+
+    @classmethod
+    def of(cls, font: QFont) -> Metrics:
+        if (known := cls._fonts.get(key := font.key())) is None:
+            known = cls._fonts[key] = cls(font)
+        return known
+
+    def advance(self, text: str) -> float:
+        if (known := self._advances.get(text)) is None:
+            if len(self._advances) >= 20_000:
+                self._advances.clear()
+            known = self._advances[text] = self.fm.horizontalAdvance(text)
+        return known
+
+
 def layout_flow(items: list[Run], fonts: tuple[QFont, QFont], width: float, max_lines: int
                 ) -> list[list[tuple[str, bool, float]]]:
     """Words placed on at most `max_lines` lines of `width`, cut at a word boundary with "…" when the text goes on.
     Returns per line (text, matched, x)."""
-    plain, bold = QFontMetricsF(fonts[0]), QFontMetricsF(fonts[1])
+    plain, bold = Metrics.of(fonts[0]), Metrics.of(fonts[1])
     lines: list[list[tuple[str, bool, float]]] = [[]]
     x, cut = 0.0, False
     tokens = [(t, r.hit) for r in items for t in _TOKEN.findall(r.text)]
@@ -140,9 +164,9 @@ def layout_flow(items: list[Run], fonts: tuple[QFont, QFont], width: float, max_
         word = tok.rstrip()
         if not word:
             if lines[-1]:
-                x += fm.horizontalAdvance(tok)
+                x += fm.advance(tok)
             continue
-        w = fm.horizontalAdvance(word)
+        w = fm.advance(word)
         if x > 0 and x + w > width:
             if len(lines) == max_lines:
                 cut = True
@@ -150,9 +174,9 @@ def layout_flow(items: list[Run], fonts: tuple[QFont, QFont], width: float, max_
             lines.append([])
             x = 0.0
         if w > width - x:  # one word longer than the line (a URL, a path): cut it by characters
-            text = fm.elidedText(word, Qt.TextElideMode.ElideRight, width - x)
+            text = fm.fm.elidedText(word, Qt.TextElideMode.ElideRight, width - x)
             lines[-1].append((text, hit, x))
-            x += fm.horizontalAdvance(text)
+            x += fm.advance(text)
             if i + 1 < len(tokens) and len(lines) == max_lines:
                 return lines
             if len(lines) == max_lines:
@@ -161,20 +185,20 @@ def layout_flow(items: list[Run], fonts: tuple[QFont, QFont], width: float, max_
             x = 0.0
             continue
         lines[-1].append((word, hit, x))
-        x += fm.horizontalAdvance(tok)
+        x += fm.advance(tok)
     if not lines[-1] and len(lines) > 1:
         lines.pop()
     if cut:
         last = lines[-1]
-        ell = plain.horizontalAdvance(" " + ELLIPSIS)
+        ell = plain.advance(" " + ELLIPSIS)
 
         def end_of(item: tuple[str, bool, float]) -> float:
-            return item[2] + (bold if item[1] else plain).horizontalAdvance(item[0])
+            return item[2] + (bold if item[1] else plain).advance(item[0])
 
         while len(last) > 1 and end_of(last[-1]) + ell > width:
             last.pop()
         end = end_of(last[-1]) if last else 0.0
-        last.append((ELLIPSIS, False, end + plain.horizontalAdvance(" ")))
+        last.append((ELLIPSIS, False, end + plain.advance(" ")))
     return lines
 
 
@@ -373,8 +397,8 @@ class RowPainter:
             return []
         # code keeps its indentation and is cut by characters at the right edge
         lines = _code_line(items, fonts, width) if keep_spaces else layout_flow(items, fonts, width, max_lines)
-        metrics = (QFontMetricsF(fonts[0]), QFontMetricsF(fonts[1]))
-        space = metrics[0].horizontalAdvance(" ")
+        metrics = (Metrics.of(fonts[0]), Metrics.of(fonts[1]))
+        space = metrics[0].advance(" ")
         for n, line in enumerate(lines):
             base = top + n * line_h
             run: list[str] = []  # plain words drawn as one text: x of its first word, where it ends
@@ -383,7 +407,7 @@ class RowPainter:
                 fm = metrics[1 if hit else 0]
                 if not hit and run and abs(x - (run_end + space)) < 0.01:
                     run.append(word)
-                    run_end = x + fm.horizontalAdvance(word)
+                    run_end = x + fm.advance(word)
                     continue
                 if run:
                     pieces.append(self._piece(" ".join(run), left + run_x, base, fonts[0], metrics[0], line_h, dim))
@@ -391,16 +415,16 @@ class RowPainter:
                 if not word:
                     continue
                 if not hit:
-                    run, run_x, run_end = [word], x, x + fm.horizontalAdvance(word)
+                    run, run_x, run_end = [word], x, x + fm.advance(word)
                     continue
-                mark = QRectF(left + x - 1.5, base + 1, fm.horizontalAdvance(word) + 3, line_h - 2)
+                mark = QRectF(left + x - 1.5, base + 1, fm.advance(word) + 3, line_h - 2)
                 pieces.append(self._piece(word, left + x, base, fonts[1], fm, line_h, dim, mark))
         return lines
 
     @staticmethod
-    def _piece(text: str, x: float, top: float, font: QFont, fm: QFontMetricsF, line_h: float, dim: bool,
+    def _piece(text: str, x: float, top: float, font: QFont, fm: Metrics, line_h: float, dim: bool,
                mark: QRectF | None = None) -> Piece:
-        return Piece(text, x, top + (line_h - fm.height()) / 2 + fm.ascent(), font, mark, dim)
+        return Piece(text, x, top + (line_h - fm.fm.height()) / 2 + fm.fm.ascent(), font, mark, dim)
 
 
 def _struck(font: QFont) -> QFont:
