@@ -95,18 +95,22 @@ class PreviewPane(QWidget):
         self.editor.installEventFilter(self)
 
     def show_memory(self, m: Memory) -> None:
-        if self.memory is None or self.memory.id != m.id or self.memory.content != m.content:
+        """Show a memory; the same text shown again (the next keystroke's results hold it too) is not laid out
+        again, and keeps the cursor, the scroll position and an edit not saved yet."""
+        same = self.memory is not None and self.memory.id == m.id and self.memory.content == m.content
+        if not same:
             self.show_versions(m.id, [])  # until the engine says which earlier texts it keeps
         self.memory = m
         self.title.setText(display.title_of(m))
-        self.editor.blockSignals(True)
-        code = kinds.kind_of(m) == "code"
-        self.editor.setFont(kinds.monospace(self.font()) if code else self.font())
-        self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap if code
-                                    else QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.editor.setPlainText(m.content)
-        self.editor.blockSignals(False)
-        self.save_button.setEnabled(False)
+        if not same:
+            self.editor.blockSignals(True)
+            code = kinds.kind_of(m) == "code"
+            self.editor.setFont(kinds.monospace(self.font()) if code else self.font())
+            self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap if code
+                                        else QPlainTextEdit.LineWrapMode.WidgetWidth)
+            self.editor.setPlainText(m.content)
+            self.editor.blockSignals(False)
+            self.save_button.setEnabled(False)
         entities = ", ".join(str(e.get("text") or e.get("name") or e) for e in m.entities) or "none yet"
         rows = [
             ("Summary", m.summary or "none yet"),
