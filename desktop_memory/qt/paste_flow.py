@@ -2,11 +2,11 @@
 
 When the search window is shown (hotkey, tray, `show` / `toggle`), `remember_target` asks the OS backend
 (desktop_memory/capture/paste.py) which window is in front, before ours takes the focus (never one of ours).
-On Enter, `deliver` puts the text on the clipboard as before; the window hides; `PASTE_DELAY_MS` later (Qt
-has unmapped it by then) a worker thread runs the backend's `paste_into(target)`, which waits up to half a
-second for the target to come forward: the GUI thread never waits, and stays free to answer the target's
-request for the clipboard's content. The answer comes back as `finished` on the GUI thread: None (pasted)
-or the one-line problem; the context stays on the clipboard either way.
+On Enter, `deliver` puts the text on the clipboard as before; the window hides; `PASTE_DELAY_MS` later (the
+window system has the hide by then) a worker thread runs the backend's `paste_into(target)`, which waits
+up to half a second for the target to come forward: the GUI thread never waits, and stays free to answer
+the target's request for the clipboard's content. The answer comes back as `finished` on the GUI thread:
+None (pasted) or the one-line problem; the context stays on the clipboard either way.
 
 With "restore the previous clipboard" on, the clipboard's earlier content (every format Qt offers for it,
 up to `RESTORE_MAX_BYTES` in all, else its text only) is put back `RESTORE_MS` after the paste was sent,
@@ -30,7 +30,10 @@ from ..engine.settings import Settings
 
 log = logging.getLogger("desktop_memory.qt.search_window")
 
-PASTE_DELAY_MS = 30  # after the hide, so the X server has unmapped the search window before the target is focused
+# after the hide: Qt has sent the unmap of the search window to the X server by then, so the server cannot process
+# it after the backend focused the target (it comes on another connection) and take the focus back. Not
+# QGuiApplication.sync(): on xcb it left the window shown next without Qt's activation (isActiveWindow False).
+PASTE_DELAY_MS = 30
 RESTORE_MS = 700  # after the paste was sent: the target has asked for the clipboard's content by then
 RESTORE_MAX_BYTES = 32 * 1024 * 1024
 
