@@ -1,13 +1,14 @@
 """A stand-in xdg-desktop-portal for tests: org.freedesktop.portal.Desktop on the session bus, in jeepney.
 
     python tests/portal_standin.py [--no-registry] [--no-shortcuts] [--refuse ID]... [--bind-delay S]
-                                   [--bind-response CODE] [--version N] [--reply-delay S]
+                                   [--bind-response CODE] [--version N] [--reply-delay S] [--garbage]
 
 Serves /org/freedesktop/portal/desktop with (unless told not to) org.freedesktop.host.portal.Registry
 (Register, refused like xdg-desktop-portal >= 1.19.4 once the connection made another portal call) and
 org.freedesktop.portal.GlobalShortcuts (version property, CreateSession, BindShortcuts, ListShortcuts;
 Request objects answered by their Response signal; Session objects with Close). --reply-delay makes
-every portal method answer (and its Response) that much later: a slow or busy portal. A control
+every portal method answer (and its Response) that much later: a slow or busy portal; --garbage
+answers BindShortcuts with results of the wrong types (a broken portal). A control
 interface, org.desktop_memory.Standin, lets a test look inside and steer it:
   Calls() -> as                every portal call in order, "Member sender"
   Bound() -> a(ss)             the bound shortcuts of the last BindShortcuts: (id, preferred trigger)
@@ -126,8 +127,10 @@ class Standin:
             self.bound = [(sid, props.get("preferred_trigger", ("s", ""))[1]) for sid, props in kept]
             answer = [(sid, {"description": props["description"], "trigger_description": (
                 "s", self.chosen.get(sid, props.get("preferred_trigger", ("s", ""))[1]))}) for sid, props in kept]
-            self.respond(request, sender, self.args.bind_response, {"shortcuts": ("a(sa{sv})", answer)},
-                         self.args.bind_delay)
+            results = {"shortcuts": ("a(sa{sv})", answer)}
+            if self.args.garbage:
+                results = {"shortcuts": ("s", "nonsense"), "session_handle": ("u", 7)}
+            self.respond(request, sender, self.args.bind_response, results, self.args.bind_delay)
             return new_method_return(msg, "o", (request,))
         if member == "ListShortcuts":
             session, options = msg.body
@@ -248,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bind-response", type=int, default=0)
     parser.add_argument("--version", type=int, default=1)
     parser.add_argument("--reply-delay", type=float, default=0.0)
+    parser.add_argument("--garbage", action="store_true")
     args = parser.parse_args(argv)
     state = Standin(args)
     conn = open_dbus_connection(bus="SESSION", auth_timeout=10)  # a loaded test machine can be slow

@@ -319,7 +319,11 @@ class PortalHotkeys:
                 answered = True
                 for path in paths:
                     self._requests.pop(path, None)
-                answer(code, results)
+                try:
+                    answer(code, results)
+                except (TypeError, ValueError, AttributeError, IndexError, KeyError):  # not what the spec says
+                    log.info("the portal's answer to %s could not be read", member, exc_info=True)
+                    answer(-1, {"error": "unreadable"})
 
         def replied(out: tuple) -> None:
             if out and str(out[0]) != expected:  # portals before 0.9 chose the path themselves
@@ -513,7 +517,11 @@ class PortalHotkeys:
 
     def _signal(self, interface: str, member: str, path: str, sender: str, body: tuple) -> None:
         if interface == REQUEST and member == "Response":
-            self._answer(path, int(body[0]), dict(body[1]))
+            try:
+                code, results = int(body[0]), dict(body[1])
+            except (IndexError, TypeError, ValueError):  # not what the spec says: its request still ends
+                code, results = -1, {"error": "unreadable"}
+            self._answer(path, code, results)
         elif interface == SHORTCUTS and member == "Activated" and self.session and body[0] == self.session:
             self._emit(self.on_press, str(body[1]))
         elif interface == SHORTCUTS and member == "ShortcutsChanged" and self.session and body[0] == self.session:
@@ -522,11 +530,23 @@ class PortalHotkeys:
         elif interface == SESSION and member == "Closed" and self.session and path == self.session:
             self.session = None  # closed already: not closed again
             self._lose(ENDED)
-        elif (interface == BUS_NAME and member == "NameOwnerChanged" and sender == BUS_NAME and body[0] == PORTAL
-              and not body[2] and self._phase in ("open", "starting") and self._started):
+        elif interface == BUS_NAME and member == "NameOwnerChanged" and sender == BUS_NAME and body[0] == PORTAL:
+            self._portal_owner(bool(body[2]))
+
+    def _portal_owner(self, present: bool) -> None:
+        """The portal left the bus (a loss), or came back while a retry waits (try now)."""
+        if not self._started:
+            return
+        if not present and self._phase in ("open", "starting"):
             self._needs_register = True  # a new portal does not know the app id
             self.session = None
             self._lose(GONE)
+        elif present and self._phase in ("waiting", "idle"):
+            log.info("the desktop portal is back")
+            self._epoch += 1  # the waiting retry is dropped
+            self._timers.clear()
+            self._attempt, self._needs_register = 0, True
+            self._restart()
 
     def _answer(self, path: str, code: int, results: dict) -> None:
         receive = self._requests.pop(path, None)
