@@ -202,7 +202,7 @@ class PortalHotkeys:
     # -- the backend's thread: one loop ------------------------------------------------------------------
     def _run(self) -> None:
         try:
-            self._connect()
+            self._later(0.0, self._connect)  # inside the loop: a bus lost while starting is handled like later
             while not self._stop.is_set():
                 self._step()
         except PortalUnavailable as exc:
@@ -399,7 +399,7 @@ class PortalHotkeys:
         if code == -1 and results.get("error") in (NO_ANSWER, "org.freedesktop.DBus.Error.ServiceUnknown"):
             self._fail("the desktop portal did not open a shortcuts session")
             return
-        if code != 0 or not handle:
+        if code != 0 or not handle or not isinstance(handle, str):
             self._fail(f"the desktop portal refused a shortcuts session (answer {code})")
             return
         self.session, self._session_used, self._phase = str(handle), False, "open"
