@@ -16,6 +16,7 @@ import apsw
 
 from ..core.errors import NotFound, StorageError
 from ..core.models import Memory, Version
+from ..core.query import Filters
 from ..core.text import first_line
 from . import encryption, failures
 from .store_enrichment import EnrichmentRows
@@ -201,13 +202,15 @@ class Store(KeywordSearch, VectorRows, EnrichmentRows, StoreFigures, ReembedRows
             raise NotFound(f"no memory with id {memory_id!r}")
         return _row_to_memory(row)
 
-    def get_many(self, ids: Iterable[str]) -> dict[str, Memory]:
+    def get_many(self, ids: Iterable[str], filters: Filters | None = None) -> dict[str, Memory]:
+        """The memories with these ids; with `filters`, only those that pass them (`filter_sql`, same statement)."""
         ids = list(ids)
         out: dict[str, Memory] = {}
+        where, params = self.filter_sql(filters) if filters is not None else ("1", [])
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            for row in self.db.execute(_SELECT + f" WHERE m.id IN ({marks})", chunk):
+            for row in self.db.execute(_SELECT + f" WHERE m.id IN ({marks}) AND {where}", [*chunk, *params]):
                 m = _row_to_memory(row)
                 out[m.id] = m
         return out

@@ -194,6 +194,32 @@ class KeywordSearch:
         return {mid: [n for n in (before, after) if n is not None]
                 for mid, before, after in self.db.execute(sql, list(ids))}
 
+    def session_neighbourhood(self, ids: Sequence[str]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        """`session_neighbours(ids)` and `session_neighbours` of those neighbours, in one statement.
+
+        The memory just before a memory has that memory just after it, so its own neighbours are the one
+        two steps before and the memory itself (and the other way round after it).
+        """
+        if not ids:
+            return {}, {}
+        step = ("(SELECT m.id FROM memories m WHERE m.session_id = s.session_id AND m.rowid {op} s.rowid "
+                "ORDER BY m.rowid {order} LIMIT 1 OFFSET {skip})")
+        sql = (
+            "WITH s AS (SELECT rowid, id, session_id FROM memories "
+            f"WHERE id IN ({','.join('?' * len(ids))}) AND session_id IS NOT NULL) "
+            f"SELECT s.id, {step.format(op='<', order='DESC', skip=0)}, {step.format(op='>', order='', skip=0)}, "
+            f"{step.format(op='<', order='DESC', skip=1)}, {step.format(op='>', order='', skip=1)} FROM s"
+        )
+        near: dict[str, list[str]] = {}
+        of_near: dict[str, list[str]] = {}
+        for mid, before, after, before2, after2 in self.db.execute(sql, list(ids)):
+            near[mid] = [n for n in (before, after) if n is not None]
+            if before is not None:
+                of_near[before] = [n for n in (before2, mid) if n is not None]
+            if after is not None:
+                of_near[after] = [n for n in (mid, after2) if n is not None]
+        return near, of_near
+
     def filtered_ids(self, filters: Filters, cap: int) -> list[str] | None:
         """Ids matching the filters, or None when more than cap match."""
         where, params = self.filter_sql(filters)

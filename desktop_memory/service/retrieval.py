@@ -128,13 +128,10 @@ class Retrieval:
             hits = lift_time_mentions(hits, self.ranking.time_mention_boost)
         if self.ranking.neighbour_weight > 0 and hits:
             sources = [h.memory.id for h in hits[: self.ranking.neighbour_sources]]
-            neighbours = self.store.session_neighbours(sources)
-            far = {}
-            if self.ranking.far_neighbour_weight > 0:  # and the memories two steps away
-                near = list({n for ns in neighbours.values() for n in ns})
-                far = two_steps(neighbours, self.store.session_neighbours(near))
+            neighbours, of_near = self.store.session_neighbourhood(sources)  # and theirs: one statement
+            far = two_steps(neighbours, of_near) if self.ranking.far_neighbour_weight > 0 else {}
             wanted = {n for ns in (*neighbours.values(), *far.values()) for n in ns} - set(rows)
-            extra = {m.id: m for m in self.passing(self.store.get_many(wanted).values(), filters)}
+            extra = self.store.get_many(wanted, filters)  # those that pass the filters
             hits = spread_to_neighbours(hits, neighbours, extra, self.ranking.neighbour_weight,
                                         far=far, far_weight=self.ranking.far_neighbour_weight)
         if self.rerank is not None and hits:

@@ -182,3 +182,40 @@ def test_session_neighbours_are_the_memories_just_before_and_after(tmp_path):
     got = store.session_neighbours(["s1", "s0", "s2", "alone", "unknown"])
     assert got == {"s1": ["s0", "s2"], "s0": ["s1"], "s2": ["s1"]}
     assert store.session_neighbours([]) == {}
+
+
+def _sessions_store(tmp_path) -> Store:
+    """Two sessions of five and two memories (one forgotten), a lone memory and one with no session."""
+    store = Store(tmp_path / "db")
+    with store.transaction():
+        for sess, times in (("a", (1000.0, 1010.0, 1020.0, 1030.0, 1040.0)), ("b", (9000.0, 9005.0))):
+            for n, t in enumerate(times):
+                m = Memory(id=f"{sess}{n}", content=f"note {sess} {n}", created_at=t, updated_at=t,
+                           content_hash=f"h{sess}{n}", source_app=sess)
+                m.session_id = store.session_for("clipboard", sess, t, f"session {sess}")
+                store.insert(m)
+        store.insert(Memory(id="alone", content="no session", created_at=5.0, updated_at=5.0, content_hash="hx"))
+        store.update("a3", forgotten=True)
+    return store
+
+
+@pytest.mark.parametrize("ids", [["a2"], ["a0", "a4"], ["a1", "a2", "a3"], ["b0", "a4", "alone", "gone"], []])
+def test_a_session_neighbourhood_is_the_neighbours_and_theirs_in_one_statement(tmp_path, ids):
+    store = _sessions_store(tmp_path)
+    near = store.session_neighbours(ids)
+    of_near = store.session_neighbours(list({n for ns in near.values() for n in ns}))
+    before = store.db.totalchanges()
+    got_near, got_of_near = store.session_neighbourhood(ids)
+    assert got_near == near
+    assert {k: sorted(v) for k, v in got_of_near.items()} == {k: sorted(v) for k, v in of_near.items()}
+    assert store.db.totalchanges() == before
+
+
+def test_get_many_with_filters_returns_only_the_memories_that_pass(tmp_path):
+    store = _sessions_store(tmp_path)
+    ids = ["a0", "a3", "b1", "alone", "gone"]
+    assert set(store.get_many(ids)) == {"a0", "a3", "b1", "alone"}
+    assert set(store.get_many(ids, Filters())) == {"a0", "b1", "alone"} == store.filter_ids(ids, Filters())
+    assert set(store.get_many(ids, Filters(include_forgotten=True))) == {"a0", "a3", "b1", "alone"}
+    assert set(store.get_many(ids, Filters(apps=("b",)))) == {"b1"} == store.filter_ids(ids, Filters(apps=("b",)))
+    assert store.get_many([], Filters()) == {}
