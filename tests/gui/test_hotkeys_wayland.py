@@ -98,3 +98,19 @@ def test_without_global_shortcuts_the_fallback_is_shown_in_settings_without_a_ba
     qtbot.addWidget(window)
     assert window.hotkeys_note.text() == WAYLAND_HINT
     assert not any(n.startswith("Hotkey not set") for n in notices)
+
+
+def test_a_session_the_desktop_ends_is_told_once_and_the_combos_come_back_when_it_is_open_again(
+        qtbot, wayland_app) -> None:
+    app, notices, portal = wayland_app()
+    qtbot.waitUntil(lambda: menu_shortcuts(app)["Search…"] == "Ctrl+Alt+M" and not app.hotkeys.pending,
+                    timeout=10_000)
+    portal.call("FailSessions", "u", (1,))  # the first try again is refused too (retried after 1, then 3 s)
+    portal.call("CloseSession")
+    qtbot.waitUntil(lambda: not any(menu_shortcuts(app).values()), timeout=5000)
+    told = [n for n in notices if n.startswith("Hotkey not set")]
+    assert len(told) == 1 and "ended" in told[0]
+    qtbot.waitUntil(lambda: menu_shortcuts(app)["Search…"] == "Ctrl+Alt+M", timeout=15_000)
+    assert len([n for n in notices if n.startswith("Hotkey not set")]) == 1
+    portal.call("Activate", "s", ("search",))
+    qtbot.waitUntil(app.search.isVisible, timeout=5000)
