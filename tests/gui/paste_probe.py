@@ -7,7 +7,11 @@ Reports, as JSON, what the text box received and how long Enter -> pasted took, 
 - restore: with "put back the clipboard" on, the earlier clipboard (held by xclip) is back afterwards;
 - gone: the text box's process ends while the search is open: the window comes back with the problem.
 
-    QT_QPA_PLATFORM=xcb python -m tests.gui.paste_probe [--no-paste]
+    QT_QPA_PLATFORM=xcb python -m tests.gui.paste_probe [--no-paste] [--wm]
+
+--wm runs tests/gui/wm_standin.py first (an EWMH window manager: the `_NET_ACTIVE_WINDOW` path; without it
+the probe runs on the bare X server: `XSetInputFocus`); its activation requests are reported as
+`wm_activations` ([window, source indication], 2 = a pager, as paste_x11 asks).
 """
 
 from __future__ import annotations
@@ -38,6 +42,31 @@ box.activateWindow()
 print(json.dumps({"shown": int(box.winId())}), flush=True)
 app.exec()
 """
+
+
+class Reader:
+    """A child process whose stdout gives JSON lines, read without blocking."""
+
+    def __init__(self, args: list[str]) -> None:
+        env = {**os.environ, "QT_QPA_PLATFORM": "xcb"}
+        self.proc = subprocess.Popen([sys.executable, *args], stdout=subprocess.PIPE, env=env)
+        assert self.proc.stdout is not None
+        os.set_blocking(self.proc.stdout.fileno(), False)
+        self._buffer = b""
+        self.records: list[dict[str, Any]] = []
+
+    def poll(self) -> None:
+        assert self.proc.stdout is not None
+        try:
+            self._buffer += os.read(self.proc.stdout.fileno(), 1 << 20)
+        except BlockingIOError:
+            return
+        *done, self._buffer = self._buffer.split(b"\n")
+        self.records += [json.loads(line) for line in done if line.strip()]
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait(10)
 
 
 class Target:
@@ -79,7 +108,7 @@ def xdotool(*args: str) -> None:
     subprocess.run(["xdotool", *args], check=True, timeout=30)
 
 
-def main(paste_on: bool = True) -> dict[str, object]:
+def main(paste_on: bool = True, wm: bool = False) -> dict[str, object]:
     from PySide6.QtGui import QGuiApplication
     from PySide6.QtWidgets import QApplication
 
@@ -92,6 +121,10 @@ def main(paste_on: bool = True) -> dict[str, object]:
     from tests.fakes import FakeEmbedder
     from tests.gui.search_probe import seed
 
+    manager = Reader(["-m", "tests.gui.wm_standin"]) if wm else None
+    while manager is not None and not manager.records and manager.proc.poll() is None:
+        manager.poll()
+        time.sleep(0.01)
     app = QApplication.instance() or QApplication([])
     folder = Path(tempfile.mkdtemp(prefix="paste-probe-"))
     seed(folder)
@@ -99,7 +132,8 @@ def main(paste_on: bool = True) -> dict[str, object]:
     window = SearchWindow(bridge, Settings(paste_into_previous_window=paste_on))
     hotkeys = GlobalHotkeys()
     hotkeys.pressed.connect(lambda action: window.toggle() if action == "search" else None)  # as the app does
-    out: dict[str, Any] = {"problems": hotkeys.bind({"search": "Ctrl+Alt+M"})}
+    out: dict[str, Any] = {"problems": hotkeys.bind({"search": "Ctrl+Alt+M"}),
+                           "wm": manager.records[0] if manager and manager.records else None}
     entered: list[float] = []
     copy_context = window.copy_context
 
@@ -190,6 +224,11 @@ def main(paste_on: bool = True) -> dict[str, object]:
             holder.kill()
             holder.wait(10)
         target.stop()
+        if manager is not None:
+            manager.poll()
+            out["wm_activations"] = [[r["activate"], r["source"]] for r in manager.records if "activate" in r]
+            out["target_wid"] = target.wid
+            manager.stop()
         hotkeys.close()
         window.hide()
         bridge.stop()
@@ -197,4 +236,4 @@ def main(paste_on: bool = True) -> dict[str, object]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(paste_on="--no-paste" not in sys.argv)))
+    print(json.dumps(main(paste_on="--no-paste" not in sys.argv, wm="--wm" in sys.argv)))

@@ -1,4 +1,5 @@
-"""Paste where you came from on a real X server (scripts/with-desktop.sh: Xvfb, no window manager): another
+"""Paste where you came from on a real X server (scripts/with-desktop.sh: Xvfb; bare, where the backend uses
+XSetInputFocus, and with tests/gui/wm_standin.py, an EWMH window manager: the _NET_ACTIVE_WINDOW path): another
 application's text box receives the context after the hotkey and Enter, also with Shift, Alt and Super held;
 the earlier clipboard comes back when chosen; a closed target brings the search window back with the problem.
 The steps run in tests/gui/paste_probe.py, a child process on the xcb platform (this process stays offscreen)."""
@@ -28,14 +29,20 @@ def probe(*args: str) -> dict:
 
 
 @pytest.mark.skipif(not IN_DESKTOP, reason="needs the X server of scripts/with-desktop.sh")
-def test_enter_pastes_the_context_into_the_window_the_search_was_opened_over() -> None:
+@pytest.mark.parametrize("manager", ["bare X server", "window manager"])
+def test_enter_pastes_the_context_into_the_window_the_search_was_opened_over(manager: str) -> None:
     assert shutil.which("xdotool") and shutil.which("xclip")
-    out = probe()
+    wm = manager == "window manager"
+    out = probe("--wm") if wm else probe()
+    if wm:
+        assert out["wm"] == {"ready": True}, json.dumps(out)
+        asked = [w for w, source in out["wm_activations"] if source == 2]  # 2: as a pager, what paste_x11 sends
+        assert len(asked) == 7 and set(asked) == {out["target_wid"]}, json.dumps(out)  # one per paste
     assert out["problems"] == {} and out["target_focused"] and out["plain_opened"], json.dumps(out)
     assert out["remembered_target"], json.dumps(out)
     assert out["plain"]["pasted"] and out["plain"]["context_chars"] > 100, json.dumps(out)
     assert all(ms is not None for ms in out["plain_ms"]), json.dumps(out)
-    print(f"Enter -> pasted: {out['plain_ms']} ms (median {statistics.median(out['plain_ms'])})")
+    print(f"{manager}: Enter -> pasted: {out['plain_ms']} ms (median {statistics.median(out['plain_ms'])})")
     assert statistics.median(out["plain_ms"]) < 1000, json.dumps(out)
     assert out["held_opened"] and out["held"]["pasted"], json.dumps(out)  # Shift+Alt+Super held: released first
     assert out["restore_opened"] and out["restore"]["pasted"] and out["restore"]["clipboard_back"], json.dumps(out)
