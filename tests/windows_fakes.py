@@ -114,6 +114,10 @@ class FakeWindows:
             self.down.add(vk)
         return taken
 
+    def PeekMessageW(self, msg_ref, hwnd, first, last, flags):  # noqa: N802
+        self._call("PeekMessageW", hwnd, first, last, flags)
+        return 0
+
     # -- windows and processes ----------------------------------------------------------------
     def GetForegroundWindow(self):  # noqa: N802
         return self.foreground or None

@@ -25,6 +25,7 @@ VK_MASK = 0xE8  # unassigned: tapped so that letting go of Alt or Win alone does
 HELD_MODIFIERS = (VK_LSHIFT, VK_RSHIFT, VK_LCONTROL, VK_RCONTROL, VK_LMENU, VK_RMENU, VK_LWIN, VK_RWIN)
 _EXTENDED = {VK_RCONTROL, VK_RMENU, VK_LWIN, VK_RWIN}
 ULONG_PTR = ctypes.c_size_t
+PM_NOREMOVE, PM_QS_SENDMESSAGE = 0x0000, 0x0040 << 16
 
 
 class KEYBDINPUT(ctypes.Structure):
@@ -58,6 +59,7 @@ PROTOTYPES: dict[str, dict[str, tuple[Any, list[Any]]]] = {
         "RegisterHotKey": (_B, [_W, _I, _U, _U]), "UnregisterHotKey": (_B, [_W, _I]),
         "VkKeyScanW": (wintypes.SHORT, [wintypes.WCHAR]), "GetAsyncKeyState": (wintypes.SHORT, [_I]),
         "SendInput": (_U, [_U, _P, _I]),
+        "PeekMessageW": (_B, [ctypes.POINTER(wintypes.MSG), _W, _U, _U, _U]),
         "GetForegroundWindow": (_W, []), "SetForegroundWindow": (_B, [_W]), "BringWindowToTop": (_B, [_W]),
         "IsWindow": (_B, [_W]), "IsIconic": (_B, [_W]), "ShowWindow": (_B, [_W, _I]),
         "AttachThreadInput": (_B, [_D, _D, _B]),
@@ -136,12 +138,24 @@ def send_chord(modifiers: list[int], key: int) -> None:
         raise CaptureUnavailable("Windows did not take the keystrokes (another program may be blocking input)")
 
 
+def pump_sent_messages() -> None:
+    """Handle the messages other threads *send* to this one, and nothing else (posted ones stay queued).
+
+    While the GUI thread waits for another program's copy, that program's EmptyClipboard sends
+    WM_DESTROYCLIPBOARD to the clipboard's owner, which is our own (Qt's) window after a copy from the app:
+    without this the other program would hang until we stop waiting (seen under Wine).
+    """
+    msg = wintypes.MSG()
+    dll("user32").PeekMessageW(ctypes.byref(msg), None, 0, 0, PM_NOREMOVE | PM_QS_SENDMESSAGE)
+
+
 def wait_until(check: Any, timeout_s: float, step_s: float = 0.01) -> bool:
-    """Poll `check()` until it is true or `timeout_s` passes; whether it became true."""
+    """Poll `check()` until it is true or `timeout_s` passes, answering sent messages meanwhile."""
     deadline = time.monotonic() + timeout_s
     while True:
         if check():
             return True
         if time.monotonic() >= deadline:
             return False
+        pump_sent_messages()
         time.sleep(step_s)

@@ -10,10 +10,10 @@ CF_OEMTEXT, CF_LOCALE), images as CF_DIB / CF_DIBV5 (Windows makes CF_BITMAP fro
 (CF_HDROP), HTML, RTF and every other registered format, the secret markers included, so a password copied
 before stays marked. Left out: formats that are GDI objects or pointers rather than memory (CF_BITMAP,
 CF_ENHMETAFILE, CF_METAFILEPICT, CF_PALETTE, the CF_DSP* and owner-display ones, private and GDI-object
-ranges) and OLE's own bookkeeping ("DataObject", "Ole Private Data", pointers into the program that
-copied). Delayed formats are rendered while saving (the program that copied is asked for them). The
-content put back also carries our own mark (core.capture.OWN_MIME, the name Qt gives that registered
-format), so the app's clipboard watcher does not take it for a new copy.
+ranges) and OLE's own bookkeeping ("DataObject", "Ole Private Data", Wine's "Wine Marshalled DataObject":
+pointers into the program that copied). Delayed formats are rendered while saving (the program that copied
+is asked for them). The content put back also carries our own mark (core.capture.OWN_MIME, the name Qt gives
+that registered format), so the app's clipboard watcher does not take it for a new copy.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ CF_UNICODETEXT = 13
 GMEM_MOVEABLE = 0x0002
 NOT_MEMORY = {2, 3, 9, 14, 0x0080, 0x0082, 0x0083, 0x008E}  # bitmap, metafiles, palette, display formats
 PRIVATE_RANGE = range(0x0200, 0x0400)  # CF_PRIVATEFIRST..CF_GDIOBJLAST: the owner's own handles
-OLE_FORMATS = {"DataObject", "Ole Private Data"}
+OLE_FORMATS = {"DataObject", "Ole Private Data", "Wine Marshalled DataObject"}  # pointers into the copier
 OPEN_PATIENCE_S = 0.5  # another program holding the clipboard open: how long we retry
 
 

@@ -236,3 +236,29 @@ def test_the_app_sends_the_copied_selection_as_the_hotkeys(monkeypatch, outcome,
         assert (captured[0].app, captured[0].window) == ("notepad", "notes.txt - Notepad")
     else:
         assert app.sent == []
+
+
+def test_wines_ole_pointer_format_is_left_out(win):
+    win.copy({CF_UNICODETEXT: utf16("earlier"), "Wine Marshalled DataObject": b"\x01" * 68})
+    selecting(win, "selected")
+    assert sel.copy_selection() == "selected"
+    assert set(win.mine()) == {CF_UNICODETEXT}
+
+
+def test_sent_messages_are_answered_while_waiting_for_the_copy(win):
+    """The program copying sends WM_DESTROYCLIPBOARD to the clipboard's owner, which may be our own (Qt's)
+    window, and waits for the answer: the copy only happens once this thread takes its sent messages."""
+    win.copy({CF_UNICODETEXT: utf16("earlier")})
+    blocked: list[bool] = []
+    win.on_chord["ctrl+c"] = lambda: blocked.append(True)  # stuck in EmptyClipboard until we answer
+
+    def peek(msg_ref, hwnd, first, last, flags):
+        assert flags == keys.PM_NOREMOVE | keys.PM_QS_SENDMESSAGE  # posted messages stay in the queue
+        if blocked:
+            blocked.clear()
+            win.copy({CF_UNICODETEXT: utf16("after the owner answered")})
+        return 0
+
+    win.PeekMessageW = peek
+    assert sel.copy_selection() == "after the owner answered"
+    assert win.text() == "earlier"
