@@ -29,6 +29,14 @@ DROP = ["PySide6/Qt/plugins/platformthemes/libqgtk3.so", "PySide6/Qt/qml", "PySi
         "PySide6/Qt/plugins/imageformats/libqpdf.so", "PySide6/Qt/plugins/sqldrivers",
         "PySide6/Qt/plugins/multimedia", "PySide6/Qt/plugins/designer"]
 
+# The same for PySide6's Windows wheel (its files live under PySide6/, not PySide6/Qt/), plus what only Windows
+# ships: Mesa's software OpenGL (opengl32sw.dll, 20 MB; the widgets never use OpenGL), the Direct2D platform
+# (the app runs on qwindows), TLS backends and network-information (Qt Network serves the local socket only)
+DROP_WINDOWS = ["PySide6/translations", "PySide6/qml", "PySide6/opengl32sw.dll", "PySide6/plugins/tls",
+                "PySide6/plugins/networkinformation", "PySide6/plugins/platforms/qdirect2d.dll",
+                "PySide6/plugins/generic", "PySide6/plugins/imageformats/qpdf.dll", "PySide6/plugins/sqldrivers",
+                "PySide6/plugins/multimedia", "PySide6/plugins/designer"]
+
 # Libraries PyInstaller collected for the GTK3 platform theme dropped above; removed when nothing left needs them
 GTK_FAMILY = re.compile(r"^lib(gtk-3|gdk-3|gdk_pixbuf|atk|atspi|cairo|pango|pixman|epoxy|harfbuzz|graphite2|fribidi|"
                         r"thai|datrie|jpeg)[-.\w]*\.so")
@@ -81,6 +89,16 @@ def link_copies(internal: Path) -> int:
     return saved
 
 
+def trim(internal: Path, patterns: list[str]) -> None:
+    """Remove the files and folders matching `patterns` (globs relative to _internal)."""
+    for pattern in patterns:
+        for target in internal.glob(pattern):
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            else:
+                target.unlink()
+
+
 def tree_size(folder: Path) -> int:
     return sum(f.lstat().st_size for f in folder.rglob("*") if f.is_file() and not f.is_symlink())
 
@@ -88,30 +106,33 @@ def tree_size(folder: Path) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=ROOT / "dist")
+    ap.add_argument("--onnx", type=Path, help="MiniLM already exported to ONNX (skips the export, which needs "
+                    "torch: the Windows build under Wine exports on the Linux side)")
+    ap.add_argument("--workpath", type=Path, help="PyInstaller's work folder (default: a temporary one)")
     args = ap.parse_args()
-    from desktop_memory.engine import onnx_export
-    from desktop_memory.engine.embed import model_path
 
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="dm-build-") as tmp:
-        graph = Path(tmp) / onnx_export.BUNDLED_NAME
-        onnx_export.export(model_path(), graph)
+        graph = args.onnx
+        if graph is None:
+            from desktop_memory.engine import onnx_export
+            from desktop_memory.engine.embed import model_path
+
+            graph = Path(tmp) / onnx_export.BUNDLED_NAME
+            onnx_export.export(model_path(), graph)
         env = {**os.environ, "DM_ONNX_GRAPH": str(graph)}
         subprocess.run([sys.executable, "-m", "PyInstaller", "--noconfirm", "--clean", "--log-level", "WARN",
-                        "--distpath", str(args.out), "--workpath", str(Path(tmp) / "work"),
+                        "--distpath", str(args.out), "--workpath", str(args.workpath or Path(tmp) / "work"),
                         str(ROOT / "installers" / "desktop-memory.spec")], check=True, env=env, cwd=ROOT)
     app = args.out / "desktop-memory"
     internal = app / "_internal"
-    for rel in DROP:
-        target = internal / rel
-        if target.is_dir():
-            shutil.rmtree(target)
-        elif target.exists():
-            target.unlink()
+    before = tree_size(app)
+    trim(internal, DROP_WINDOWS if sys.platform == "win32" else DROP)
     dropped = drop_orphan_gtk(internal, app / "desktop-memory")
     linked = link_copies(internal)
     print(f"trimmed: {len(dropped)} unused GTK libraries, {linked / 2**20:.0f} MB of duplicate library copies")
     size = tree_size(app)
+    print(f"unpacked: {before / 2**20:.0f} MB before trims, {size / 2**20:.0f} MB after")
     packed = ""
     if sys.platform.startswith("linux"):  # Windows: Inno Setup; macOS: installers/macos/build_dmg.sh
         archive = args.out / f"desktop-memory-linux-{platform.machine()}.tar.gz"

@@ -3,6 +3,7 @@
 #   bash scripts/dev.sh run     # set up, then start the tray app (no display: a CLI quick start instead)
 #   bash scripts/dev.sh test    # set up, then every test inside scripts/with-desktop.sh
 #   bash scripts/dev.sh setup   # set up only
+#   bash scripts/dev.sh windows # set up, then the Windows tier under Wine (scripts/windows/check.sh, docs/windows.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -94,5 +95,9 @@ case "${1:-run}" in
         # every test, inside a throw-away desktop session (Xvfb, tray host, D-Bus, keyring)
         bash scripts/with-desktop.sh "$VENV/bin/python" -m pytest "$@"
         ;;
-    *) echo "usage: $0 [setup|run|test]" >&2; exit 2 ;;
+    windows)
+        shift || true
+        exec bash scripts/windows/check.sh "$@"
+        ;;
+    *) echo "usage: $0 [setup|run|test|windows]" >&2; exit 2 ;;
 esac

@@ -4,6 +4,10 @@
 #ifndef AppVersion
   #define AppVersion "0.1.0"
 #endif
+; where the PyInstaller folder and the setup.exe go (scripts/windows/check.sh builds outside the checkout)
+#ifndef DistDir
+  #define DistDir "..\..\dist"
+#endif
 
 [Setup]
 AppId={{6C1F5E0A-3B8E-4C59-9B0B-6D8E2F1A7C41}
@@ -15,7 +19,7 @@ DefaultGroupName=desktop-memory
 PrivilegesRequired=lowest
 PrivilegesRequiredOverridesAllowed=
 DisableProgramGroupPage=yes
-OutputDir=..\..\dist
+OutputDir={#DistDir}
 OutputBaseFilename=desktop-memory-setup
 Compression=lzma2/max
 SolidCompression=yes
@@ -28,7 +32,7 @@ UninstallDisplayIcon={app}\desktop-memory.exe
 Name: "autostart"; Description: "Start desktop-memory when I log in"; GroupDescription: "Options:"; Flags: unchecked
 
 [Files]
-Source: "..\..\dist\desktop-memory\*"; DestDir: "{app}"; Flags: recursesubdirs createallsubdirs ignoreversion
+Source: "{#DistDir}\desktop-memory\*"; DestDir: "{app}"; Flags: recursesubdirs createallsubdirs ignoreversion
 
 [Icons]
 Name: "{userprograms}\desktop-memory"; Filename: "{app}\desktop-memory.exe"; Parameters: "app"
@@ -46,8 +50,9 @@ var
 
 function InitializeUninstall(): Boolean;
 begin
-  PurgeData := MsgBox('Also erase your memories (the data folder)? They are kept if you answer No.',
-                      mbConfirmation, MB_YESNO or MB_DEFBUTTON2) = IDYES;
+  // a silent uninstall (/VERYSILENT /SUPPRESSMSGBOXES) asks nothing and keeps the memories
+  PurgeData := SuppressibleMsgBox('Also erase your memories (the data folder)? They are kept if you answer No.',
+                                  mbConfirmation, MB_YESNO or MB_DEFBUTTON2, IDNO) = IDYES;
   Result := True;
 end;
 
