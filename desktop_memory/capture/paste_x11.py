@@ -78,13 +78,13 @@ def paste_into(target: int | None) -> str | None:
     else a one-line problem for a person. Blocks up to ACTIVATE_WAIT_S: call it off the GUI thread."""
     if target is None:
         return NO_TARGET
-    with _lock:
-        try:
-            return _paste(_conn(), target)
-        except Exception as exc:  # noqa: BLE001 - a lost X connection or a refused request: said in one line
-            log.debug("paste failed", exc_info=True)
+    try:
+        return _paste(target)
+    except Exception as exc:  # noqa: BLE001 - a lost X connection or a refused request: said in one line
+        log.debug("paste failed", exc_info=True)
+        with _lock:
             _reset()
-            return f"could not paste ({type(exc).__name__}): the context is on the clipboard; paste it with Ctrl+V"
+        return f"could not paste ({type(exc).__name__}): the context is on the clipboard; paste it with Ctrl+V"
 
 
 # -- the parts ---------------------------------------------------------------------------------------
@@ -201,31 +201,44 @@ def _send_chord(d: Any, shifted: bool) -> str | None:
     return None
 
 
-def _paste(d: Any, target: int) -> str | None:
+def _bring_forward(d: Any, target: int) -> tuple[str | None, bool, bool]:
+    """Check the target and ask for it to come forward: (problem, a window manager handles it, a terminal)."""
     from Xlib import X, error
 
     if not d.has_extension("XTEST"):
-        return NO_XTEST
+        return NO_XTEST, False, False
     window = d.create_resource_object("window", target)
     try:
         attrs = window.get_attributes()
     except error.XError:
-        return GONE
+        return GONE, False, False
     classes = _wm_class(window)
     if classes & NO_PASTE_KEY:
         return ("xterm and rxvt have no key that pastes the clipboard: the context is on the clipboard; "
-                "paste it from there")
+                "paste it from there"), False, False
     wm = _wm_supports_active(d)
     if not wm and attrs.map_state != X.IsViewable:
-        return GONE
+        return GONE, wm, False
     if not _is_front(d, target, wm):
         _activate(d, window, wm)
-        deadline = time.monotonic() + ACTIVATE_WAIT_S
-        while not _is_front(d, target, wm):
-            if time.monotonic() > deadline:
-                return NOT_FORWARD
-            time.sleep(0.01)
-    released = _release_modifiers(d)
-    problem = _send_chord(d, shifted=bool(classes & TERMINALS))
-    log.debug("paste chord sent (%d held modifier keys released first)", len(released))
-    return problem
+    return None, wm, bool(classes & TERMINALS)
+
+
+def _paste(target: int) -> str | None:
+    """The steps, each under the lock; the waits between them without it (the GUI thread may ask `foreground`)."""
+    with _lock:
+        problem, wm, terminal = _bring_forward(_conn(), target)
+    if problem:
+        return problem
+    deadline = time.monotonic() + ACTIVATE_WAIT_S
+    while True:
+        with _lock:
+            d = _conn()
+            if _is_front(d, target, wm):
+                released = _release_modifiers(d)
+                problem = _send_chord(d, shifted=terminal)
+                log.debug("paste chord sent (%d held modifier keys released first)", len(released))
+                return problem
+        if time.monotonic() > deadline:
+            return NOT_FORWARD
+        time.sleep(0.01)

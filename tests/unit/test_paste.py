@@ -308,3 +308,25 @@ def test_a_lost_x_connection_is_a_problem_not_a_traceback(fake_x) -> None:
     problem = paste_x11.paste_into(100)
     assert problem is not None and problem.startswith("could not paste (ConnectionResetError)")
     assert paste_x11._display is None  # the next call connects again
+
+
+def test_foreground_does_not_wait_for_a_paste_waiting_on_its_window(fake_x, monkeypatch) -> None:
+    """The GUI thread asks foreground() when the search opens; a paste still waiting for a slow window
+    manager must not hold it up (the lock is held per step, not across the wait)."""
+    import threading
+    import time
+
+    monkeypatch.setattr(paste_x11, "ACTIVATE_WAIT_S", 0.6)
+    x = fake_x(FakeX(wm=True, obeys=False))
+    x.add(200, FakeX.ROOT)
+    x.root.props["_NET_ACTIVE_WINDOW"] = [201]
+    x.add(201, FakeX.ROOT)
+    result: list[str | None] = []
+    worker = threading.Thread(target=lambda: result.append(paste_x11.paste_into(200)))
+    worker.start()
+    time.sleep(0.1)
+    started = time.monotonic()
+    assert paste_x11.foreground() == 201
+    assert time.monotonic() - started < 0.1
+    worker.join(5)
+    assert result == [paste_x11.NOT_FORWARD]
