@@ -192,3 +192,18 @@ def test_the_preview_does_not_lay_out_the_same_text_again(qtbot) -> None:
     assert pane.save_button.isEnabled()
     pane.show_memory(small_memory(2, "another memory"))
     assert pane.editor.toPlainText() == "another memory" and not pane.save_button.isEnabled()
+
+
+def test_the_token_count_of_a_huge_selection_does_not_split_its_whole_text() -> None:
+    """The footer's token count runs on every keystroke's results (the first row is selected): a 2 MB copy there
+    cost 30-80 ms per count, twice per keystroke. A text four times longer than the room left cannot fit, so it
+    is excerpted without counting its words; the count is the same."""
+    from desktop_memory.core.context import build_context
+
+    m = huge_memory(1)
+    plain = Memory(**{**m.__dict__, "content": str(m.content)})
+    Watched.calls = []
+    ctx = build_context([m], budget=1500)
+    assert not [c for c in Watched.calls if c[1] > result_row.SCAN_CHARS], Watched.calls[:3]
+    same = build_context([plain], budget=1500)
+    assert (ctx.text, ctx.tokens, ctx.truncated) == (same.text, same.tokens, same.truncated) and ctx.truncated
