@@ -131,7 +131,14 @@ def main(paste_on: bool = True, wm: bool = False) -> dict[str, object]:
     bridge = EngineBridge(lambda: MemoryService(folder, embedder=FakeEmbedder()))
     window = SearchWindow(bridge, Settings(paste_into_previous_window=paste_on))
     hotkeys = GlobalHotkeys()
-    hotkeys.pressed.connect(lambda action: window.toggle() if action == "search" else None)  # as the app does
+    presses: list[tuple[str, bool, bool]] = []
+
+    def pressed(action: str) -> None:  # as the app does; what the window was like when the press came
+        presses.append((action, window.isVisible(), window.isActiveWindow()))
+        if action == "search":
+            window.toggle()
+
+    hotkeys.pressed.connect(pressed)
     out: dict[str, Any] = {"problems": hotkeys.bind({"search": "Ctrl+Alt+M"}),
                            "wm": manager.records[0] if manager and manager.records else None}
     entered: list[float] = []
@@ -152,19 +159,22 @@ def main(paste_on: bool = True, wm: bool = False) -> dict[str, object]:
         return bool(cond())
 
     def open_and_search(query: str) -> bool:
+        """The hotkey opens the window. Without a window manager Qt's own focus request for it is sometimes
+        refused (its X timestamp is older than the paste's focus change; see docs/architecture.md): then the
+        window is focused as test_desktop_e2e does, and counted in `activation_refused`."""
         shown: list[str] = []
         window.search_finished.connect(lambda q, _n: shown.append(q))
         xdotool("key", "ctrl+alt+m")
-        ok = wait(lambda: window.isVisible() and window.isActiveWindow(), 10)
+        ok = wait(lambda: window.isVisible() and window.isActiveWindow(), 3)
+        if not ok and window.isVisible():
+            out["activation_refused"] = out.get("activation_refused", 0) + 1
+            xdotool("windowfocus", "--sync", str(int(window.winId())))
+            ok = wait(window.isActiveWindow, 5)
         window.query.setText(query)
         found = wait(lambda: query in shown and window.model.rowCount() > 0, 10)
         if not (ok and found):
-            from desktop_memory.capture import paste_x11 as px
-            with px._lock:
-                xfocus = px._focused_toplevel(px._conn())
-            out.setdefault("debug", []).append([query, ok, found, window.isVisible(), window.isActiveWindow(),
-                                                xfocus, int(window.winId()), target.wid,
-                                                str(QGuiApplication.focusWindow())])
+            out.setdefault("debug", []).append([query, ok, found, presses[-3:], window.isVisible(),
+                                                window.isActiveWindow(), str(QGuiApplication.focusWindow())])
         return ok and found
 
     def enter_and_wait(before: int, *held: str) -> dict[str, object]:

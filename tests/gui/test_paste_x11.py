@@ -35,14 +35,15 @@ def test_enter_pastes_the_context_into_the_window_the_search_was_opened_over(man
     wm = manager == "window manager"
     out = probe("--wm") if wm else probe()
     if wm:
-        assert out["wm"] == {"ready": True}, json.dumps(out)
+        assert out["wm"] == {"ready": True} and "activation_refused" not in out, json.dumps(out)
         asked = [w for w, source in out["wm_activations"] if source == 2]  # 2: as a pager, what paste_x11 sends
         assert len(asked) == 7 and set(asked) == {out["target_wid"]}, json.dumps(out)  # one per paste
     assert out["problems"] == {} and out["target_focused"] and out["plain_opened"], json.dumps(out)
     assert out["remembered_target"], json.dumps(out)
     assert out["plain"]["pasted"] and out["plain"]["context_chars"] > 100, json.dumps(out)
     assert all(ms is not None for ms in out["plain_ms"]), json.dumps(out)
-    print(f"{manager}: Enter -> pasted: {out['plain_ms']} ms (median {statistics.median(out['plain_ms'])})")
+    print(f"{manager}: Qt's activation refused {out.get('activation_refused', 0)}x; "
+          f"Enter -> pasted: {out['plain_ms']} ms (median {statistics.median(out['plain_ms'])})")
     assert statistics.median(out["plain_ms"]) < 1000, json.dumps(out)
     assert out["held_opened"] and out["held"]["pasted"], json.dumps(out)  # Shift+Alt+Super held: released first
     assert out["restore_opened"] and out["restore"]["pasted"] and out["restore"]["clipboard_back"], json.dumps(out)
