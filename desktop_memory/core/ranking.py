@@ -157,9 +157,10 @@ def is_time_question(text: str) -> bool:
 
 
 CACHED_CHARS = 4000  # texts up to this long have their words and time mentions cached (memory stays bounded)
+CACHED_TEXTS = 512  # of them at most: a page of hits comes back keystroke after keystroke; ~2 MB of word sets
 
 
-@lru_cache(maxsize=2048)
+@lru_cache(maxsize=CACHED_TEXTS)
 def _says_when_cached(text: str) -> bool:
     return bool(_TIME_MENTION.search(text))
 
@@ -190,7 +191,7 @@ def lift_time_mentions(hits: list[Hit], boost: float) -> list[Hit]:
     return sorted(hits, key=lambda h: (-h.score, -h.memory.created_at))
 
 
-@lru_cache(maxsize=2048)
+@lru_cache(maxsize=CACHED_TEXTS)
 def _words_cached(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text.lower()))
 

@@ -162,3 +162,27 @@ def test_the_word_caches_never_keep_a_long_copy_alive():
     small = "the lighthouse keeper wrote on 3 March"
     assert ranking._words(small) == ranking._words(small) and ranking._says_when(small)
     assert ranking._words_cached.cache_info().hits == 1
+
+
+def test_the_word_cache_holds_a_few_megabytes_at_most():
+    """Searches over thousands of distinct notes must not grow the engine by the words of each (issue 17's
+    paired runs: +4-6 MB of engine RSS at 10k came from 2,048 cached word sets)."""
+    import random
+    import tracemalloc
+
+    from desktop_memory.core import ranking
+
+    rng = random.Random(7)
+    vocab = [f"w{n}ord{n % 97}" for n in range(4000)]
+    texts = [" ".join(rng.choices(vocab, k=35)) for _ in range(3000)]  # ~300-character notes, all distinct
+    ranking._words_cached.cache_clear()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for t in texts:
+            ranking._words(t)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+        ranking._words_cached.cache_clear()
+    assert held < 3_000_000, f"the word cache holds {held / 1e6:.1f} MB"
