@@ -59,6 +59,7 @@ from desktop_memory.core.ranking import (  # noqa: E402
     collapse_near_duplicates,
     first_slots,
     fuse,
+    in_context,
     is_time_question,
     lift_time_mentions,
     spread_to_neighbours,
@@ -82,6 +83,7 @@ GRID: dict[str, list[Any]] = {
     "importance_weight": [0.0, 0.05, 0.1],
     "collapse_jaccard": [0.8, 0.9, 1.01],
     "time_mention_boost": [0.0, 0.1, 0.2, 0.3, 0.5],
+    "context_weight": [0.0, 0.2, 0.3, 0.5],
 }
 
 
@@ -99,6 +101,7 @@ class Question:
     category: int
     keyword: dict[str, float] = field(default_factory=dict)
     semantic: dict[str, float] = field(default_factory=dict)  # the service's semantic candidates
+    before: dict[str, float] = field(default_factory=dict)  # cosine of the memory before each candidate
 
 
 @dataclass
@@ -165,11 +168,13 @@ def collect(conv: Conversation) -> None:
             cosines = dict(vectors.query(qvec, len(ids)))  # every memory of the conversation
             q.semantic = dict(sorted(cosines.items(), key=lambda kv: -kv[1])[: CANDIDATES + 10])
             q.semantic.update({i: cosines[i] for i in q.keyword if i in cosines})  # exact cosines too
+            before = store.previous_vectors(list(q.semantic))  # as service/retrieval.py, for context_weight
+            q.before = {i: float(v @ qvec) for i, v in before.items()}
 
 
 def replay(conv: Conversation, q: Question, p: RankingParams, now: float) -> list[str]:
     """The service's ranking (core/ranking.py) over cached features: dia_ids, best first."""
-    semantic = q.semantic
+    semantic = in_context(q.semantic, q.before, p.context_weight)
     rows = {i: conv.memories[i] for i in set(q.keyword) | set(semantic) if i in conv.memories}
     grouped = any(getattr(r, "family_id", None) for r in rows.values())
     hits = fuse(q.keyword, semantic, rows, now=now, params=p, limit=None if grouped else LIMIT * 2)

@@ -52,6 +52,7 @@ class RankingParams:
     far_neighbour_weight: float = 0.7
     collapse_jaccard: float = 0.9
     time_mention_boost: float = 0.4
+    context_weight: float = 0.0
 
 
 class Rankable(Protocol):
@@ -112,6 +113,20 @@ def fuse(
         })
         for score, k, s, personal, m in scored
     ]
+
+
+def in_context(semantic: Mapping[str, float], previous: Mapping[str, float], weight: float) -> dict[str, float]:
+    """Each candidate's cosine read together with the memory before it in its session.
+
+    A chat turn is short and answers the one before it ("Yes, last Saturday!" after "Did you go to the
+    pottery class?"): on its own its vector says little. A candidate's cosine becomes
+    (own + weight x previous) / (1 + weight), `previous` holding the query's cosine to the memory just
+    before each candidate (absent for a session's first memory: its own cosine is kept).
+    """
+    if weight <= 0:
+        return dict(semantic)
+    return {mid: (cos + weight * previous[mid]) / (1.0 + weight) if mid in previous else cos
+            for mid, cos in semantic.items()}
 
 
 def spread_to_neighbours(

@@ -5,7 +5,7 @@ A mixin of `Store` (engine/store.py): it writes through the store's one connecti
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import apsw
 import numpy as np
@@ -53,6 +53,21 @@ class VectorRows:
             chunk = ids[start : start + 500]
             sql = ("SELECT m.id, v.vec FROM memories m JOIN memory_vectors v ON v.rowid = m.rowid "
                    f"WHERE m.id IN ({','.join('?' * len(chunk))})")
+            for mid, blob in self.db.execute(sql, chunk):
+                out[mid] = np.frombuffer(blob, dtype=np.float16).astype(np.float32)
+        return out
+
+    def previous_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """For each id, the vector copy of the memory just before it in its session (forgotten ones skipped);
+        none for a session's first memory or one without a session."""
+        out: dict[str, np.ndarray] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            sql = ("WITH s AS (SELECT rowid, id, session_id FROM memories "
+                   f"WHERE id IN ({','.join('?' * len(chunk))}) AND session_id IS NOT NULL), "
+                   "p AS (SELECT s.id AS id, (SELECT m.rowid FROM memories m WHERE m.session_id = s.session_id "
+                   "AND m.rowid < s.rowid AND m.forgotten = 0 ORDER BY m.rowid DESC LIMIT 1) AS prev FROM s) "
+                   "SELECT p.id, v.vec FROM p JOIN memory_vectors v ON v.rowid = p.prev")
             for mid, blob in self.db.execute(sql, chunk):
                 out[mid] = np.frombuffer(blob, dtype=np.float16).astype(np.float32)
         return out

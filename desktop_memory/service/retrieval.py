@@ -28,6 +28,7 @@ from ..core.ranking import (
     collapse_near_duplicates,
     first_slots,
     fuse,
+    in_context,
     is_time_question,
     lift_time_mentions,
     spread_to_neighbours,
@@ -107,6 +108,13 @@ class Retrieval:
             extra = sorted(self.store.filter_ids(extra, filters))
         if extra:
             semantic.update(self.vectors.similarities(qvec, extra))
+        if self.ranking.context_weight > 0 and semantic:  # a short turn read with the one before it
+            before = self.store.previous_vectors(list(semantic))
+            if before:
+                keys = list(before)
+                sims = np.stack([before[k] for k in keys]) @ np.asarray(qvec, dtype=np.float32)
+                semantic = in_context(semantic, dict(zip(keys, sims.tolist(), strict=True)),
+                                      self.ranking.context_weight)
         return keyword, semantic
 
     def _ranked(self, text: str, filters: Filters, limit: int, expand: bool = False) -> list[Hit]:

@@ -186,3 +186,19 @@ def test_the_word_cache_holds_a_few_megabytes_at_most():
         tracemalloc.stop()
         ranking._words_cached.cache_clear()
     assert held < 3_000_000, f"the word cache holds {held / 1e6:.1f} MB"
+
+
+def test_a_short_turn_is_read_with_the_turn_before_it():
+    """A reply that says little on its own ("Yes, last Saturday!") takes part of the cosine of the question
+    it answers, so it outranks a note that is vaguely close by meaning; a session's first memory keeps its own."""
+    from desktop_memory.core.ranking import in_context
+
+    semantic = {"reply": 0.30, "vague": 0.40, "first": 0.50}
+    previous = {"reply": 0.90}  # the turn before the reply matches the query well; "first" has none
+    mixed = in_context(semantic, previous, 0.5)
+    assert mixed["reply"] == (0.30 + 0.5 * 0.90) / 1.5 and mixed["first"] == 0.50 and mixed["vague"] == 0.40
+    assert in_context(semantic, previous, 0.0) == semantic
+    memories = {i: mem(i) for i in semantic}
+    ranked = [h.memory.id for h in fuse({}, mixed, memories, now=NOW)]
+    assert ranked.index("reply") < ranked.index("vague")
+    assert [h.memory.id for h in fuse({}, semantic, memories, now=NOW)][-1] == "reply"  # without the context

@@ -1,6 +1,7 @@
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from desktop_memory.core.errors import NotFound, StorageError
@@ -209,6 +210,21 @@ def test_a_session_neighbourhood_is_the_neighbours_and_theirs_in_one_statement(t
     assert got_near == near
     assert {k: sorted(v) for k, v in got_of_near.items()} == {k: sorted(v) for k, v in of_near.items()}
     assert store.db.totalchanges() == before
+
+
+def test_previous_vectors_are_those_of_the_memory_before_in_the_session(tmp_path):
+    """a0..a4 and b0..b1 are sessions (a3 forgotten): a4's previous memory is a2; a session's first and a
+    memory without a session have none; a memory without a vector copy gives none."""
+    store = _sessions_store(tmp_path)
+    ids = ["a0", "a1", "a2", "a3", "a4", "b0", "b1"]
+    vecs = {mid: np.full(4, n + 1, dtype=np.float32) for n, mid in enumerate(ids)}
+    with store.transaction():
+        store.put_vectors((mid, v) for mid, v in vecs.items() if mid != "a0")
+    got = store.previous_vectors(ids + ["alone", "gone"])
+    assert set(got) == {"a2", "a3", "a4", "b1"}  # a1's previous (a0) has no copy
+    assert got["a4"].tolist() == vecs["a2"].tolist() and got["b1"].tolist() == vecs["b0"].tolist()
+    assert got["a2"].tolist() == vecs["a1"].tolist()
+    assert store.previous_vectors([]) == {}
 
 
 def test_get_many_with_filters_returns_only_the_memories_that_pass(tmp_path):
