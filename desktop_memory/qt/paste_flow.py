@@ -10,7 +10,8 @@ None (pasted) or the one-line problem; the context stays on the clipboard either
 
 With "restore the previous clipboard" on, the clipboard's earlier content (every format Qt offers for it,
 up to `RESTORE_MAX_BYTES` in all, else its text only) is put back `RESTORE_MS` after the paste was sent,
-only if the clipboard still holds our copy (a copy the person made meanwhile is never overwritten).
+only if the clipboard still holds our copy (a copy the person made meanwhile is never overwritten). A
+previous copy with a secret marker (a password manager's) is never taken over and put back.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from PySide6.QtGui import QClipboard, QGuiApplication
 from PySide6.QtWidgets import QApplication
 
 from ..capture import paste
-from ..core.capture import OWN_MIME
+from ..core.capture import MARKER_FORMATS, OWN_MIME, concealed_by, format_name
 from ..engine.settings import Settings
 
 log = logging.getLogger("desktop_memory.qt.search_window")
@@ -63,6 +64,12 @@ def clipboard_copy() -> QMimeData | None:
             break
         copy.setData(fmt, data)
     return copy
+
+
+def _secret(mime: QMimeData) -> bool:
+    """Whether a copy carries a password manager's or the OS's secret marker (core/capture.py)."""
+    markers = {f: bytes(mime.data(f).data()) for f in mime.formats() if format_name(f) in MARKER_FORMATS}
+    return concealed_by(markers) is not None
 
 
 class PasteFlow(QObject):
@@ -109,6 +116,10 @@ class PasteFlow(QObject):
         paste_now = self.pastes and self.target is not None and not self.busy
         self._restore_due = paste_now and self.restore
         self._previous = clipboard_copy() if self._restore_due else None
+        if self._previous is not None and _secret(self._previous):
+            # a password manager's copy is not taken over: it would outlive the manager's own clearing
+            log.info("previous clipboard held a secret: it will not be put back")
+            self._previous, self._restore_due = None, False
         self._token = uuid.uuid4().hex.encode()
         put_on_clipboard(text, self._token)
         if paste_now:

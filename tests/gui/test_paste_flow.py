@@ -212,3 +212,17 @@ def test_enter_to_paste_call_is_quick(qtbot, bridge, engine, backend) -> None:
     with qtbot.waitSignal(w.paster.finished, timeout=10_000):
         qtbot.keyClick(w.query, Qt.Key.Key_Return)
     assert time.monotonic() - started < 2.0
+
+
+def test_a_password_managers_copy_is_not_put_back(qtbot, bridge, engine, backend, monkeypatch) -> None:
+    """Taken over by us, a secret would outlive the password manager's own clearing of the clipboard."""
+    monkeypatch.setattr(paste_flow, "RESTORE_MS", 20)
+    w = make_window(qtbot, bridge, engine, backend, Settings(restore_clipboard_after_paste=True))
+    mime = QMimeData()
+    mime.setText("hunter2-correct-horse")
+    mime.setData("x-kde-passwordManagerHint", QByteArray(b"secret"))
+    QGuiApplication.clipboard().setMimeData(mime)
+    with qtbot.waitSignal(w.paster.finished, timeout=10_000):
+        press_enter(qtbot, w)
+    qtbot.wait(200)
+    assert QGuiApplication.clipboard().text().startswith("Context from")
