@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+import desktop_memory.capture as capture_package
 from desktop_memory.capture import paste, paste_x11
 from desktop_memory.engine.settings import Settings
 
@@ -47,12 +48,15 @@ def test_x11_uses_the_xtest_backend_and_wayland_only_copies() -> None:
 
 
 def test_a_missing_or_broken_os_module_means_not_available(monkeypatch) -> None:
-    monkeypatch.setitem(sys.modules, "desktop_memory.capture.paste_windows", None)  # import fails
+    # import fails (the package attribute too: another test may have imported the real module already)
+    monkeypatch.setitem(sys.modules, "desktop_memory.capture.paste_windows", None)
+    monkeypatch.delattr(capture_package, "paste_windows", raising=False)
     windows = paste.support(None, platform="win32", environ={})
     assert not windows.available and "not available on this system yet" in windows.note
     half = types.ModuleType("desktop_memory.capture.paste_macos")
     half.foreground = lambda: 1  # type: ignore[attr-defined] - no paste_into
     monkeypatch.setitem(sys.modules, "desktop_memory.capture.paste_macos", half)
+    monkeypatch.setattr(capture_package, "paste_macos", half, raising=False)
     assert not paste.support(None, platform="darwin", environ={}).available
 
 
@@ -61,6 +65,7 @@ def test_an_os_module_with_the_agreed_functions_is_used(monkeypatch) -> None:
     mac.foreground = lambda: os.getpid()  # type: ignore[attr-defined]
     mac.paste_into = lambda target: None  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "desktop_memory.capture.paste_macos", mac)
+    monkeypatch.setattr(capture_package, "paste_macos", mac, raising=False)
     support = paste.support("cocoa", platform="darwin", environ={})
     assert support.available and support.backend is mac and support.paste_keys == "Cmd+V"
     assert support.target() is None  # macOS names apps by pid: our own app is never the target
