@@ -67,6 +67,7 @@ class DesktopApp(QObject):
         settings = Settings.load(data_dir)
         self.notify_every = settings.notify_every_capture
         self._first_saved = False  # the first automatic save of this run is told; later ones go quietly
+        self._quitting = False  # a hotkey press still queued after quit must not reach the stopped bridge
         self.engine_state = "starting"
         self.host = None if opener else HostProcess(data_dir, on_exit=lambda code: self.bridge.host_exited(code))
         if self.host is not None:  # supervised: restarted when it dies or hangs (ipc/supervisor.py)
@@ -238,7 +239,10 @@ class DesktopApp(QObject):
         self._settings_problem = problem
 
     def quit(self) -> None:
+        if self._quitting:  # Quit chosen twice, or a quit while quitting: once is enough
+            return
         log.info("quitting")
+        self._quitting = True
         self.watcher.stop()
         self.hotkeys.close()
         self.queue_watch.stop()
@@ -297,6 +301,9 @@ class DesktopApp(QObject):
             self.capture_selection()
 
     def _hotkey(self, action: str) -> None:
+        if self._quitting:
+            log.info("hotkey pressed while quitting: ignored")
+            return
         log.info("hotkey pressed: %s", action)
         {"search": self.search.toggle, "capture": self.capture_clipboard,
          "selection": self.capture_selection}.get(action, lambda: None)()

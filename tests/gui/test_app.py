@@ -121,6 +121,15 @@ def test_a_second_start_shows_the_search_window(qtbot, desktop, tmp_path) -> Non
     assert single_instance.send_command(single_instance.server_name(tmp_path / "elsewhere"), "show") is False
 
 
+def test_a_hotkey_press_still_queued_after_quit_is_ignored(qtbot, desktop) -> None:
+    desktop.search.hide()
+    desktop.quit()
+    for action in ("search", "capture", "selection"):
+        desktop.hotkeys.pressed.emit(action)  # queued presses delivered after quit: no error, nothing opens
+    qtbot.wait(50)
+    assert not desktop.search.isVisible()
+
+
 def test_settings_saved_reach_the_search_window(qtbot, desktop) -> None:
     desktop.open_settings()
     qtbot.waitUntil(lambda: desktop.settings_window.isVisible(), timeout=10_000)
