@@ -89,6 +89,7 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
         self._keep_ids: list[str] = []  # a selection to keep across the next results (pinning re-sorts)
         self._navigated = False  # moved in the list with the arrows since the last typed character
         self._focus_in_app = False  # a window of this app took the focus since the panel lost it
+        self._was_active = False  # active since shown: only a panel that had the focus hides when it goes elsewhere
         self._pasting = ""  # what is being pasted (for the notice once the paste is sent)
         self.paster = PasteFlow(self)  # Enter pastes into the window the search was opened over (paste_flow.py)
         self.paster.apply_settings(settings)
@@ -398,7 +399,9 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
         if event.type() == QEvent.Type.ActivationChange and self.isVisible():
             self._focus_in_app = False
-            if not self.isActiveWindow():
+            if self.isActiveWindow():
+                self._was_active = True
+            elif self._was_active:  # a late deactivation of the previous opening never hides a new one
                 QTimer.singleShot(FOCUS_CHECK_MS, self._hide_if_focus_left_the_app)
         super().changeEvent(event)
 
@@ -409,7 +412,7 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
     def _hide_if_focus_left_the_app(self) -> None:
         """Hide when the focus went to another application (a click elsewhere), as Raycast and Alfred do; a window
         of this app taking it (welcome, settings, a message box) leaves the panel open, even once it closes."""
-        if (self.isVisible() and not self.isActiveWindow() and not self._focus_in_app
+        if (self.isVisible() and self._was_active and not self.isActiveWindow() and not self._focus_in_app
                 and QGuiApplication.focusWindow() is None):
             log.info("search window hidden: another application took the focus")
             self.hide()
@@ -417,4 +420,5 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
     def hideEvent(self, event: object) -> None:  # noqa: N802 - Qt override
         self.preview.hide()
         self._navigated = False
+        self._was_active = False
         super().hideEvent(event)  # type: ignore[arg-type]
