@@ -52,7 +52,7 @@ class RankingParams:
     far_neighbour_weight: float = 0.7
     collapse_jaccard: float = 0.9
     time_mention_boost: float = 0.4
-    context_weight: float = 0.0
+    context_weight: float = 0.3
 
 
 class Rankable(Protocol):

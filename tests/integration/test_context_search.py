@@ -41,3 +41,7 @@ def test_a_reply_takes_part_of_the_cosine_of_the_turn_it_answers(tmp_path):
         shown, own, _ = _reply_cosine(svc)
         assert shown == pytest.approx(own, abs=0.01)  # off: the reply's own cosine
     assert np.isfinite(shown)
+    w = RankingParams().context_weight
+    with MemoryService(tmp_path / "data") as svc:  # on by default (docs/ranking.md: the folds chose it)
+        shown, own, before = _reply_cosine(svc)
+        assert w > 0 and shown == pytest.approx((own + w * before) / (1 + w), abs=0.01)
