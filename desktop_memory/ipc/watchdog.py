@@ -2,7 +2,8 @@
 
 `multiprocessing.connection` reads block without a timeout. Shutting the socket down from another thread
 wakes such a read (it sees the end of the connection), which is how a deadline is put on a handshake.
-On Windows (named pipes) there is no such shutdown: there the deadline is not enforced.
+On Windows (named pipes) the server's end is disconnected instead (DisconnectNamedPipe), which ends a read
+waiting on it; a client's end has no such call: there the deadline is not enforced.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ def hang_up(conn: Connection) -> None:
         if address.family() == "AF_UNIX":
             with socket.socket(fileno=os.dup(conn.fileno())) as sock:
                 sock.shutdown(socket.SHUT_RDWR)
+        else:  # a named pipe's server end: the client sees a broken pipe and the serving thread's read ends
+            import ctypes
+
+            ctypes.windll.kernel32.DisconnectNamedPipe(conn.fileno())  # a client's end: refused, harmless
 
 
 class Watchdog:

@@ -6,7 +6,9 @@ import ast
 import inspect
 import json
 import os
+import re
 import stat
+import sys
 import threading
 from collections.abc import Iterator
 from multiprocessing import AuthenticationError
@@ -188,7 +190,9 @@ def test_without_a_keyring_the_token_goes_to_a_private_file_only_for_a_plain_fol
     monkeypatch.setenv("DESKTOP_MEMORY_ENCRYPTION", "off")  # the person runs this folder without a keyring
     with IpcServer(fake_service, data_dir):
         token_file = address.token_path(data_dir)
-        assert stat.S_IMODE(token_file.stat().st_mode) == 0o600 and len(token_file.read_bytes()) == 64
+        assert len(token_file.read_bytes()) == 64
+        if os.name == "posix":  # Windows: the file inherits the data folder's ACL (the user's profile)
+            assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
         remote = connect(data_dir)
         assert remote is not None and remote.ping()["pid"] == os.getpid()
         remote.close()
@@ -202,6 +206,7 @@ def test_each_start_has_a_new_token(fake_service, data_dir: Path):
         assert address.load_token(data_dir) != first
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="a socket file left by a crash: named pipes leave no file")
 def test_a_stale_socket_and_token_count_as_no_host(fake_service, data_dir: Path):
     where = Path(address.socket_address(data_dir))
     where.write_text("left by a crash")
@@ -256,6 +261,7 @@ def test_via_host_prefers_the_host_and_falls_back_to_local(host, data_dir: Path,
     assert via_host(tmp_path / "other", lambda r: "host", lambda: "local") == "local"
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="Unix socket paths only: Windows uses named pipes")
 def test_a_long_data_folder_path_gets_a_short_private_socket(tmp_path: Path, monkeypatch):
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     deep = tmp_path / ("x" * 60) / ("y" * 60)
@@ -285,7 +291,7 @@ def test_enrichment_status_and_model_go_through_the_app(fake_service, remote: Re
                                                         monkeypatch):
     assert remote.enrichment_status().keys() == fake_service.enrichment_status().keys()
     monkeypatch.chdir(tmp_path)  # a relative model path is the CLI's, not the app's
-    with pytest.raises(ModelUnavailable, match=str(tmp_path / "missing.gguf")):
+    with pytest.raises(ModelUnavailable, match=re.escape(str(tmp_path / "missing.gguf"))):
         remote.set_enrichment_model("missing.gguf")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -26,6 +27,7 @@ def test_snippet_starts_this_installation_over_stdio(client: str, tmp_path: Path
 
 def test_config_paths_follow_each_client(monkeypatch, tmp_path: Path):
     monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("USERPROFILE", str(tmp_path))  # Path.home() on Windows
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     assert setup.config_path("cursor") == tmp_path / ".cursor" / "mcp.json"
     assert setup.config_path("claude-code") == tmp_path / ".claude.json"
@@ -39,7 +41,8 @@ def test_merge_creates_a_missing_file(tmp_path: Path):
     path = tmp_path / "new" / "mcp.json"
     result = setup.merge("cursor", path)
     assert result.changed and result.backup is None
-    assert json.loads(path.read_text())["mcpServers"]["desktop-memory"]["args"] == ["mcp"]
+    # ["mcp"] beside an installed desktop-memory script, else ["-m", "desktop_memory", "mcp"] (a Python without it)
+    assert json.loads(path.read_text())["mcpServers"]["desktop-memory"]["args"] == setup.server_command()["args"]
 
 
 def test_merge_keeps_everything_else_and_a_backup(tmp_path: Path):
@@ -58,10 +61,11 @@ def test_merge_keeps_everything_else_and_a_backup(tmp_path: Path):
     assert result.backup.read_text(encoding="utf-8") == raw  # byte for byte
     merged = json.loads(path.read_text(encoding="utf-8"))
     ours = merged["mcpServers"].pop("desktop-memory")
-    assert ours["type"] == "stdio" and ours["args"] == ["mcp"] and ours["command"] != "/old/desktop-memory"
+    assert ours["type"] == "stdio" and ours["args"] == setup.server_command()["args"]
+    assert ours["command"] != "/old/desktop-memory"
     del original["mcpServers"]["desktop-memory"]
     assert merged == original
-    assert path.stat().st_mode & 0o777 == 0o600
+    assert os.name != "posix" or path.stat().st_mode & 0o777 == 0o600  # Windows: chmod sets read-only only
     again = setup.merge("claude-code", path)  # already there: nothing written, no second backup
     assert not again.changed and len(list(tmp_path.glob("*.bak"))) == 1
 
@@ -77,6 +81,7 @@ def test_merge_refuses_a_file_it_cannot_understand_and_leaves_it_alone(tmp_path:
 
 def test_cli_prints_the_snippet_and_writes_with_write(tmp_path: Path, capsys, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("USERPROFILE", str(tmp_path))  # Path.home() on Windows
     assert main(["setup-mcp", "--client", "cursor"]) == 0
     printed = capsys.readouterr().out
     assert '"desktop-memory"' in printed and str(tmp_path / ".cursor" / "mcp.json") in printed
@@ -130,6 +135,8 @@ def test_check_reports_a_command_that_cannot_start_in_one_line(tmp_path: Path, c
     assert main(["setup-mcp", "--client", "cursor", "--check", "--config", str(path)]) == 1
     err = capsys.readouterr().err
     assert "cannot be started" in err and len(err.strip().splitlines()) == 1
+    if sys.platform == "win32":
+        return  # the rest starts a shell script, which Windows cannot run as a command
     broken = tmp_path / "broken.sh"  # starts, says why on stderr, and exits
     broken.write_text("#!/bin/sh\necho 'desktop-memory: the data folder is damaged' >&2\nexit 1\n")
     broken.chmod(0o755)
