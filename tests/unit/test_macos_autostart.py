@@ -54,7 +54,7 @@ def test_the_frozen_app_starts_its_own_executable_with_the_chosen_data_folder(da
 def test_enabling_again_replaces_the_agent_and_disabling_removes_it(darwin):
     autostart.set_enabled(True, Path("/tmp/first"))
     autostart.set_enabled(True, Path("/tmp/second"))
-    assert plistlib.loads(darwin.read_bytes())["ProgramArguments"][-2] == "/tmp/second"
+    assert plistlib.loads(darwin.read_bytes())["ProgramArguments"][-2] == str(Path("/tmp/second"))
     autostart.set_enabled(False)
     assert not darwin.exists() and not autostart.is_enabled()
     autostart.set_enabled(False)  # already off: nothing to do, no error

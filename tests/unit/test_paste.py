@@ -222,6 +222,7 @@ class FakeX:
 
 @pytest.fixture
 def fake_x(monkeypatch):
+    pytest.importorskip("Xlib", reason="python-xlib is a Linux-only dependency (the Windows tier has none)")
     from Xlib import X
     from Xlib.ext import xtest
 

@@ -8,6 +8,7 @@ import json
 import random
 import re
 import string
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -253,12 +254,21 @@ def _big_inputs() -> dict[str, str]:
     }
 
 
+def _under_wine() -> bool:
+    """Run by the Windows tier (scripts/windows/check.sh) under Wine, whose heap makes regex work ~5x slower."""
+    if sys.platform != "win32":
+        return False
+    import ctypes
+
+    return hasattr(ctypes.WinDLL("ntdll"), "wine_get_version")
+
+
 @pytest.mark.parametrize("name", list(_big_inputs()))
 def test_one_megabyte_is_fast(name: str) -> None:
     text = _big_inputs()[name]
     start = time.process_time()  # CPU time: a busy machine does not fail it; catastrophic backtracking does
     redact(text)
-    assert time.process_time() - start < 3.0
+    assert time.process_time() - start < (15.0 if _under_wine() else 3.0)  # 1.4 s here, 7.7 s under Wine
 
 
 # --- Hypothesis properties ------------------------------------------------------------------------
