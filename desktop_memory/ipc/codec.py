@@ -67,16 +67,32 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _parts(hint: Any) -> tuple[Any, bool, Any, tuple[Any, ...]]:
+    """(the hint without Annotated, whether it is a union, its origin, its arguments): worked out once per hint
+    (a search's hits are ~70 values of a dozen hints each)."""
+    try:
+        return _parts_cached(hint)
+    except TypeError:  # an unhashable hint (Annotated with unhashable marks)
+        return _parts_of(hint)
+
+
+def _parts_of(hint: Any) -> tuple[Any, bool, Any, tuple[Any, ...]]:
+    hint = _strip(hint)
+    return hint, _is_union(hint), typing.get_origin(hint) or hint, typing.get_args(hint)
+
+
+_parts_cached = cache(_parts_of)
+
+
 def to_json(value: Any, hint: Any) -> Any:
     """`value` as JSON data, by its declared type."""
-    hint = _strip(hint)
+    hint, union, origin, args = _parts(hint)
     if value is None or hint is Any or hint is object:
         return _plain(value)
-    if _is_union(hint):
-        arms = [a for a in typing.get_args(hint) if a is not type(None)]
+    if union:
+        arms = [a for a in args if a is not type(None)]
         arm = next((a for a in arms if _accepts(a, value)), arms[0])
         return to_json(value, arm)
-    origin = typing.get_origin(hint) or hint
     if origin is bytes:
         return {"b64": base64.b64encode(value).decode("ascii")}
     if origin in (Path, dt.datetime):
@@ -88,7 +104,6 @@ def to_json(value: Any, hint: Any) -> Any:
             return value.to_dict()
         hints = _field_hints(origin)
         return {f.name: to_json(getattr(value, f.name), hints[f.name]) for f in dataclasses.fields(origin)}
-    args = typing.get_args(hint)
     if origin in (dict, abc.Mapping, abc.MutableMapping):
         vh = args[1] if args else Any
         return {str(k): to_json(v, vh) for k, v in value.items()}
@@ -110,15 +125,15 @@ def _accepts(hint: Any, value: Any) -> bool:
 
 def from_json(data: Any, hint: Any, *, strict: bool = True, where: str = "value") -> Any:
     """The value of type `hint` that `data` encodes; WrongShape (an InvalidInput) when it does not fit."""
-    hint = _strip(hint)
+    hint, union, origin, args = _parts(hint)
     if hint is Any or hint is object:
         return data
     if data is None:
-        if hint is type(None) or (_is_union(hint) and type(None) in typing.get_args(hint)):
+        if hint is type(None) or (union and type(None) in args):
             return None
         raise WrongShape(f"{where} must not be null")
-    if _is_union(hint):
-        arms = [a for a in typing.get_args(hint) if a is not type(None)]
+    if union:
+        arms = [a for a in args if a is not type(None)]
         for arm in arms:
             try:
                 return from_json(data, arm, strict=strict, where=where)
@@ -126,8 +141,6 @@ def from_json(data: Any, hint: Any, *, strict: bool = True, where: str = "value"
                 if len(arms) == 1:
                     raise
         raise WrongShape(f"{where} has the wrong type")
-    origin = typing.get_origin(hint) or hint
-    args = typing.get_args(hint)
     if origin is bytes:
         if not isinstance(data, dict) or not isinstance(data.get("b64"), str):
             raise WrongShape(f"{where} must be bytes")

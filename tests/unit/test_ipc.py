@@ -507,3 +507,20 @@ def test_wrong_argument_types_are_refused_with_one_line(remote: RemoteService):
         remote._call("get", memory_id="x", colour="red")
     with pytest.raises(InvalidInput, match="snapshot"):
         remote._call("capture", snapshot={"text": 5})
+
+
+def test_the_codec_works_out_each_hint_once_and_still_takes_unhashable_marks():
+    """Hints are analysed once (a cache keyed by the hint); one that cannot be a key is analysed each time."""
+    from typing import Annotated
+
+    from desktop_memory.core.models import Hit, Memory
+    from desktop_memory.ipc import codec
+
+    memories = [Memory(id=f"m{i}", content=f"note {i}", created_at=1.0, updated_at=2.0, content_hash=f"h{i}",
+                       tags=["a"], metadata={"k": [1, 2]}) for i in range(3)]
+    hits = [Hit(memories[0], 0.5, {"keyword": 0.1}, similar=memories[1:])]
+    codec._parts_cached.cache_clear()
+    assert codec.from_json(codec.to_json(hits, list[Hit]), list[Hit]) == hits
+    assert codec._parts_cached.cache_info().hits > 0
+    odd = Annotated[int, ["an unhashable mark"]]
+    assert codec.to_json(3, odd) == 3 and codec.from_json(3, odd) == 3
