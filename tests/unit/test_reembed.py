@@ -78,7 +78,9 @@ def test_search_answers_by_meaning_from_the_old_index_while_the_new_model_embeds
         assert status["model"] == OLD and status["chosen"] == NEW and status["state"] == "re-embedding"
         assert Settings.load(data_dir).embedding_model == NEW  # the choice is kept
         hits = svc.search("dentist appointment tooth")
-        assert "dentist" in hits[0].memory.content and hits[0].explain["semantic_cosine"] > 0.5
+        # the shown cosine mixes in the previous turn's (another topic, ranking's context_weight); vectors
+        # of the wrong model would give cosines near 0
+        assert "dentist" in hits[0].memory.content and hits[0].explain["semantic_cosine"] > 0.3
         added = svc.add("dentist appointment moved to friday").memory  # during the job: found at once
         assert added.id in {h.memory.id for h in svc.search("dentist friday")}
         assert svc.embedder is old and svc.embedding_model_status()["done"] < 31
@@ -87,7 +89,7 @@ def test_search_answers_by_meaning_from_the_old_index_while_the_new_model_embeds
         assert done["model"] == NEW and done["done"] == done["total"] == 31
         assert svc.embedder is new and svc.store.get_meta("embedding_model") == new.vectors_id
         hits = svc.search("dentist appointment tooth")
-        assert "dentist" in hits[0].memory.content and hits[0].explain["semantic_cosine"] > 0.5
+        assert "dentist" in hits[0].memory.content and hits[0].explain["semantic_cosine"] > 0.3
         assert new.embedded == 31  # every memory once, the one added during the job included
         svc.vectors.wait_for_fill()
         assert svc.vectors.count() == 31
