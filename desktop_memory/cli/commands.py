@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from .. import paths
 from ..core.capture import Snapshot
@@ -20,12 +20,15 @@ from ..core.text import decode, first_line
 from ..engine import records
 from ..engine.settings import FILENAME as SETTINGS_FILE
 from ..engine.settings import Settings
-from ..service import ImportReport, MemoryService
 from ..service.protocol import MemoryOperations
+from ..service.reports import ImportReport
+
+if TYPE_CHECKING:  # the facade (numpy, the embedder, the store) loads when a command opens the folder here
+    from ..service import MemoryService
 
 # A handler typed `MemoryOperations` uses only the service protocol: it also runs through a running app
 # (cli/main.py: HOST_COMMANDS); one typed `MemoryService` needs the engine in this process.
-Handler = Callable[[MemoryOperations, argparse.Namespace], int] | Callable[[MemoryService, argparse.Namespace], int]
+Handler = Callable[[MemoryOperations, argparse.Namespace], int] | Callable[["MemoryService", argparse.Namespace], int]
 HANDLERS: dict[str, Handler] = {}
 LOCK_WAIT_S = 30.0  # how long a command waits for any one other process to finish with the data folder
 
@@ -38,6 +41,8 @@ def handler(name: str) -> Callable[[Handler], Handler]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..service import MemoryService
+
     folder = paths.data_dir(args.data_dir)
     with MemoryService(folder, start_fresh=getattr(args, "start_fresh", False), **lock_waiting(folder)) as service:
         code = HANDLERS[args.command](service, args)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InvalidInput
-from ..service import MemoryService
 from ..service.protocol import MemoryOperations
 from .commands import emit_json, handler, out
+
+if TYPE_CHECKING:
+    from ..service import MemoryService
 
 
 def add_parsers(sub: Any) -> None:

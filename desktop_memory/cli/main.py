@@ -22,8 +22,14 @@ PROG = "desktop-memory"
 def host_commands() -> frozenset[str]:
     """The commands whose handler is typed against the service protocol (`MemoryOperations`): they go
     through a running app's engine; the others (typed `MemoryService`) need the engine in this process."""
-    return frozenset(name for name, fn in commands.HANDLERS.items()
-                     if next(iter(typing.get_type_hints(fn).values()), None) is MemoryOperations)
+    return frozenset(name for name, fn in commands.HANDLERS.items() if _first_type(fn) is MemoryOperations)
+
+
+def _first_type(fn: typing.Callable[..., int]) -> typing.Any:
+    """The type of a handler's first parameter: only `MemoryOperations` is resolved (`MemoryService` is
+    imported by the commands only when type checking: the facade loads when a command opens the folder)."""
+    first = next(iter(fn.__annotations__.values()), None)
+    return MemoryOperations if first in ("MemoryOperations", MemoryOperations) else first
 
 
 HOST_COMMANDS = host_commands()

@@ -6,11 +6,13 @@ import argparse
 import getpass
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InvalidInput
-from ..service import MemoryService
 from .commands import emit_json, handler, out
+
+if TYPE_CHECKING:
+    from ..service import MemoryService
 
 
 def add_parsers(sub: Any) -> None:
