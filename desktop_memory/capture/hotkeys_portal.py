@@ -31,12 +31,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .hotkeys_x11 import HotkeyError
+from .portal_protocol import NO_ANSWER, PORTAL, PORTAL_PATH, interface_problem, request_path, to_combo, to_trigger
 
 log = logging.getLogger(__name__)
 
 APP_ID = "desktop-memory"  # the name of installers/linux/desktop-memory.desktop (the portal shows its name)
-PORTAL = "org.freedesktop.portal.Desktop"
-PORTAL_PATH = "/org/freedesktop/portal/desktop"
 SHORTCUTS = "org.freedesktop.portal.GlobalShortcuts"
 REGISTRY = "org.freedesktop.host.portal.Registry"
 REQUEST = "org.freedesktop.portal.Request"
@@ -48,77 +47,9 @@ DESCRIPTIONS = {"search": "Open the desktop-memory search window",
 RETRY_DELAYS = (1.0, 3.0, 10.0, 30.0)  # seconds before each new try after a loss; then it waits for a bind
 GONE = "the desktop's shortcut portal went away"
 ENDED = "the desktop ended the shortcuts session"
-NO_ANSWER = "timeout"  # the error name for a call the portal did not answer in time
-
-_MODIFIERS = {"ctrl": "CTRL", "control": "CTRL", "alt": "ALT", "shift": "SHIFT", "meta": "LOGO", "super": "LOGO",
-              "win": "LOGO"}
-# Qt's key names (QKeySequence.toString) -> xkbcommon keysym names, for the keys whose names differ
-_KEYSYMS = {"space": "space", "return": "Return", "enter": "Return", "tab": "Tab", "esc": "Escape",
-            "escape": "Escape", "backspace": "BackSpace", "ins": "Insert", "insert": "Insert", "del": "Delete",
-            "delete": "Delete", "home": "Home", "end": "End", "pgup": "Page_Up", "pgdown": "Page_Down",
-            "left": "Left", "right": "Right", "up": "Up", "down": "Down", "print": "Print", "pause": "Pause",
-            "menu": "Menu", ",": "comma", ".": "period", "/": "slash", "\\": "backslash", ";": "semicolon",
-            "'": "apostrophe", "[": "bracketleft", "]": "bracketright", "-": "minus", "=": "equal",
-            "`": "grave", "+": "plus", "*": "asterisk", "#": "numbersign"}
-# and back, for showing a trigger the desktop reports in the XDG format the way the app writes combos
-_QT_MODIFIERS = {"CTRL": "Ctrl", "ALT": "Alt", "SHIFT": "Shift", "LOGO": "Meta"}
-_QT_KEYS = {"space": "Space", "Escape": "Esc", "BackSpace": "Backspace", "Insert": "Ins", "Delete": "Del",
-            "Page_Up": "PgUp", "Page_Down": "PgDown", "comma": ",", "period": ".", "slash": "/",
-            "backslash": "\\", "semicolon": ";", "apostrophe": "'", "bracketleft": "[", "bracketright": "]",
-            "minus": "-", "equal": "=", "grave": "`", "plus": "+", "asterisk": "*", "numbersign": "#"}
-
 
 class PortalUnavailable(RuntimeError):
     """No bus, no portal, or one without GlobalShortcuts: the message says which, for the log."""
-
-
-def to_trigger(combo: Any) -> str:
-    """Qt's "Ctrl+Alt+Shift+C" -> the XDG shortcuts format "CTRL+ALT+SHIFT+c"; HotkeyError names a bad one."""
-    if not isinstance(combo, str):
-        raise HotkeyError(f"{combo!r}: a hotkey is written like Ctrl+Alt+M")
-    text = "".join(combo.split())
-    plus_key = text.endswith("++")  # Qt writes Ctrl and the plus key as "Ctrl++"
-    parts = [p for p in text[:-2].split("+") if p] + ["+"] if plus_key else text.split("+")
-    if len(parts) < 2 or not all(parts):
-        raise HotkeyError(f"{combo!r}: a global hotkey needs a modifier (Ctrl, Alt, Shift, Meta) and a key")
-    *mods, key = parts
-    names = []
-    for m in mods:
-        name = _MODIFIERS.get(m.lower())
-        if name is None:
-            raise HotkeyError(f"{combo!r}: unknown modifier {m!r}")
-        names.append(name)
-    return "+".join([*names, _keysym(combo, key)])
-
-
-def _keysym(combo: str, key: str) -> str:
-    if key.lower() in _KEYSYMS:
-        return _KEYSYMS[key.lower()]
-    if len(key) == 1 and key.isascii() and key.isalnum():
-        return key.lower()
-    if key[0] in "Ff" and key[1:].isdigit() and 1 <= int(key[1:]) <= 35:
-        return f"F{int(key[1:])}"
-    raise HotkeyError(f"{combo!r}: the key {key!r} cannot be given to the desktop's shortcut portal")
-
-
-def request_path(unique_name: str, token: str) -> str:
-    """Where the portal puts the Request object for `token` ("/…/request/1_42/TOKEN" for ":1.42")."""
-    return f"{PORTAL_PATH}/request/{unique_name.lstrip(':').replace('.', '_')}/{token}"
-
-
-def to_combo(trigger: Any) -> str:
-    """The desktop's trigger as the app writes combos: the XDG format's "CTRL+ALT+m" -> "Ctrl+Alt+M";
-    anything else (KDE's "Meta+Shift+K", another desktop's own label) as it is, trimmed."""
-    if not isinstance(trigger, str):
-        return ""
-    *mods, key = trigger.strip().split("+")
-    if not mods or not key or any(m not in _QT_MODIFIERS for m in mods):
-        return trigger.strip()
-    if key in _QT_KEYS:
-        key = _QT_KEYS[key]
-    elif len(key) == 1:
-        key = key.upper()
-    return "+".join([*(_QT_MODIFIERS[m] for m in mods), key])
 
 
 class PortalHotkeys:
@@ -383,7 +314,7 @@ class PortalHotkeys:
             log.info("portal registry: %s (continuing)", error)
         self._needs_register = False
         self._call("org.freedesktop.DBus.Properties", "Get", "ss", (SHORTCUTS, "version"), self._has_interface,
-                   lambda name, _text: self._fail(_interface_problem(name)))
+                   lambda name, _text: self._fail(interface_problem(name)))
 
     def _has_interface(self, body: tuple) -> None:
         version = body[0][1] if body and isinstance(body[0], tuple) else body
@@ -556,12 +487,3 @@ class PortalHotkeys:
         self._early[path] = (code, results)
         while len(self._early) > 32:
             self._early.pop(next(iter(self._early)))
-
-
-def _interface_problem(error: str) -> str:
-    """Why the GlobalShortcuts interface's version could not be read, for a person."""
-    if error in ("org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner"):
-        return "no desktop portal is running (xdg-desktop-portal)"
-    if error == NO_ANSWER:
-        return "the desktop portal does not answer"
-    return "the desktop portal has no global shortcuts (GNOME before 48, Sway and COSMIC lack them)"
