@@ -17,10 +17,9 @@ import numpy as np
 
 from ..core.errors import InvalidInput
 from ..core.models import Memory, Version, from_iso
-from ..core.redact import redact
 from ..core.text import check_content, content_hash, decode
 from ..engine import failures, records
-from .ingest import Ingest, Prepared
+from .ingest import Ingest, Prepared, redact
 from .reports import IMPORT_BATCH, IMPORT_BATCH_BYTES, AddResult, ImportReport
 from .vector_sync import no_vectors
 

@@ -12,13 +12,12 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..core.errors import DesktopMemoryError
 from ..core.models import Memory, Version
-from ..core.redact import redact
 from ..core.text import check_content, clean_tags, content_hash, first_line
 from ..engine import records
 from ..engine.embed import Embedder
@@ -27,6 +26,16 @@ from ..engine.store import Store
 from . import vector_sync
 from .reports import AddResult
 from .vector_sync import VectorSync, no_vectors
+
+if TYPE_CHECKING:
+    from ..core.redact import Redaction
+
+
+def redact(text: str) -> Redaction:
+    """core/redact.redact, imported on first use: its ~50 rules compile then, not when a search opens the folder."""
+    from ..core.redact import redact as run
+
+    return run(text)
 
 EXTEND_WINDOW_S = 5 * 60  # a capture extending the previous one from its source within this replaces it
 

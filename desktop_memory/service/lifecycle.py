@@ -15,12 +15,12 @@ from typing import Any
 
 from ..core.errors import DesktopMemoryError, InvalidInput, NotFound, StorageError
 from ..core.models import Memory, Version, to_iso
-from ..core.redact import redact
 from ..core.text import check_content, clean_tags, content_hash, first_line
 from ..engine import encryption, folder
 from ..engine.embed import Embedder
 from ..engine.settings import Settings
 from ..engine.store import Store
+from .ingest import redact  # the redaction rules compile on first use
 from .vector_sync import INDEX_REPAIR_KEY, VECTORS_DIR, VectorSync
 
 _DOCTOR_CHECKS = ("sqlite_integrity", "fts_integrity", "fts_rows_match", "embedding_model", "vectors_match")

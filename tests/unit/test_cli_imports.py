@@ -22,4 +22,14 @@ def test_host_commands_still_follow_the_handlers_types():
     from desktop_memory.cli.main import HOST_COMMANDS
 
     assert {"search", "add", "import", "status", "model"} <= HOST_COMMANDS
-    assert {"backup", "encryption", "enrich"}.isdisjoint(HOST_COMMANDS) and HOST_COMMANDS < set(commands.HANDLERS)
+    assert {"backup", "encryption", "enrich"}.isdisjoint(HOST_COMMANDS) and set(commands.HANDLERS) > HOST_COMMANDS
+
+
+def test_opening_the_engine_for_a_search_leaves_the_redaction_rules_uncompiled():
+    """The redaction rules (~50 regular expressions, compiled when their module loads) are needed to store a
+    text, not to search: a search's `search x` cold start does not pay for them."""
+    code = ("import sys, json; import desktop_memory.service.facade; "
+            "print(json.dumps([n for n in ('desktop_memory.core.redact', 'desktop_memory.core.redact_rules') "
+            "if n in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out) == []
