@@ -14,6 +14,7 @@ import time
 from ctypes import wintypes
 from typing import Any
 
+from .. import winapi
 from ..core.errors import CaptureUnavailable
 
 INPUT_KEYBOARD = 1
@@ -86,13 +87,7 @@ _DLLS: dict[str, Any] = {}
 
 def dll(name: str) -> Any:
     """user32 or kernel32 with the prototypes set, loaded on first use (never at import: Linux imports this)."""
-    if name not in _DLLS:
-        lib = ctypes.WinDLL(name, use_last_error=True)  # type: ignore[attr-defined]  # Windows only
-        for fn, (restype, argtypes) in PROTOTYPES[name].items():
-            f = getattr(lib, fn)
-            f.restype, f.argtypes = restype, argtypes
-        _DLLS[name] = lib
-    return _DLLS[name]
+    return winapi.load(name, PROTOTYPES, _DLLS)
 
 
 def last_error() -> int:

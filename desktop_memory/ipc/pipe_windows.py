@@ -25,6 +25,8 @@ import weakref
 from ctypes import wintypes
 from typing import Any
 
+from .. import winapi
+
 log = logging.getLogger(__name__)
 
 PIPE_REJECT_REMOTE_CLIENTS = 0x00000008
@@ -51,13 +53,7 @@ class SECURITY_ATTRIBUTES(ctypes.Structure):  # noqa: N801 - Windows' name
 
 def dll(name: str) -> Any:
     """advapi32 or kernel32 with prototypes, loaded on first use (tests put fakes in `_DLLS`)."""
-    if name not in _DLLS:
-        lib = ctypes.WinDLL(name, use_last_error=True)  # type: ignore[attr-defined]  # Windows only
-        for fn, (restype, argtypes) in PROTOTYPES[name].items():
-            f = getattr(lib, fn)
-            f.restype, f.argtypes = restype, argtypes
-        _DLLS[name] = lib
-    return _DLLS[name]
+    return winapi.load(name, PROTOTYPES, _DLLS)
 
 
 def _fail(what: str) -> OSError:
