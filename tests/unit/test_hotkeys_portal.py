@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from desktop_memory.capture.portal_protocol import request_path, to_combo, to_trigger
 from desktop_memory.capture.hotkeys_x11 import HotkeyError
+from desktop_memory.capture.portal_protocol import request_path, to_combo, to_trigger
 
 
 @pytest.mark.parametrize(("combo", "trigger"), [
