@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything desktop-memory needs in ./.venv, then run the app's quick start or the tests.
 #   bash scripts/dev.sh run     # set up, then start the tray app (no display: a CLI quick start instead)
-#   bash scripts/dev.sh test    # set up, then every test inside scripts/with-desktop.sh (DESKTOP_MEMORY_WINDOWS_TIER=1: and the Windows tier)
+#   bash scripts/dev.sh test    # set up, then every test inside scripts/with-desktop.sh, then the Windows tier
 #   bash scripts/dev.sh setup   # set up only
 #   bash scripts/dev.sh windows # set up, then the Windows tier under Wine (scripts/windows/check.sh, docs/windows.md)
 set -euo pipefail
@@ -94,10 +94,9 @@ case "${1:-run}" in
         "$VENV/bin/python" -m ruff check desktop_memory tests bench
         # every test, inside a throw-away desktop session (Xvfb, tray host, D-Bus, keyring)
         bash scripts/with-desktop.sh "$VENV/bin/python" -m pytest "$@"
-        # DESKTOP_MEMORY_WINDOWS_TIER=1: the whole suite also runs the Windows tier under Wine (cached outside
-        # the checkout: ~16-22 min the first time, ~5-13 min after). Off by default until its tray-app check
-        # passes on main again (the engine host hung at start under Wine at 8195f53; docs/windows.md)
-        if [ $# -eq 0 ] && [ "${DESKTOP_MEMORY_WINDOWS_TIER:-0}" != 0 ]; then
+        # the whole suite also runs the Windows tier under Wine (cached outside the checkout: ~16-22 min the
+        # first time, ~5-13 min after); DESKTOP_MEMORY_WINDOWS_TIER=0 leaves it out
+        if [ $# -eq 0 ] && [ "${DESKTOP_MEMORY_WINDOWS_TIER:-1}" != 0 ]; then
             bash scripts/windows/check.sh
         fi
         ;;

@@ -220,6 +220,14 @@ smoke_xvfb() {
 # -- 9. the tray app on Xvfb, driven from other Windows processes --------------------------------------
 drive_app() { . "$HERE/drive_app.sh" && drive_app_run; }  # scripts/windows/drive_app.sh
 
+# -- 9b. an AI agent: the MCP SDK's stdio client starts `desktop-memory.exe mcp`, stores a note, finds it ------
+mcp_stdio() {
+    local data=$C/mcpdata t; t=$(now)
+    wineserver -k 2>/dev/null; rm -rf "$data" && mkdir -p "$data"
+    heavy "$VENV/bin/python" "$HERE/mcp_stdio.py" "$APP" "$(winpath "$data")" || return 1
+    figure mcp_session_s "$(secs "$t")"
+}
+
 # -- 10. tests/unit under the Windows Python ---------------------------------------------------------------
 unit_tests() {
     local t; t=$(now)
@@ -305,6 +313,7 @@ check "cold start of the frozen exe (--version)" cold_start
 check "smoke test offscreen" smoke_offscreen
 check "smoke test on Xvfb with the windows platform plugin" smoke_xvfb
 check "tray app on Xvfb: secret copy skipped, plain copy found, hotkey, quit" drive_app
+check "MCP server over stdio: the SDK's client stores and finds a note" mcp_stdio
 check "tests/unit under the Windows Python" unit_tests
 if ! wanted installer && ! wanted install_uninstall; then
     :
