@@ -21,7 +21,7 @@ from ..core.text import first_line
 from . import encryption, failures
 from .store_enrichment import EnrichmentRows
 from .store_reembed import ReembedRows
-from .store_search import KeywordSearch
+from .store_search import KeywordSearch, in_list
 from .store_stats import StoreFigures
 from .store_vectors import VectorRows
 
@@ -86,6 +86,13 @@ class RankFields(NamedTuple):
     importance: float
     pinned: bool
     family_id: str | None = None
+    previous: bytes | None = None  # with rank_fields(previous=True): the vector copy of the memory before it
+
+
+# the float16 vector copy of the memory just before m in its session (forgotten ones skipped), or NULL
+_PREVIOUS_VECTOR = ("(SELECT v.vec FROM memory_vectors v WHERE v.rowid = (SELECT p.rowid FROM memories p "
+                    "WHERE p.session_id = m.session_id AND p.rowid < m.rowid AND p.forgotten = 0 "
+                    "ORDER BY p.rowid DESC LIMIT 1))")
 
 
 class Store(KeywordSearch, VectorRows, EnrichmentRows, StoreFigures, ReembedRows):
@@ -208,24 +215,26 @@ class Store(KeywordSearch, VectorRows, EnrichmentRows, StoreFigures, ReembedRows
         out: dict[str, Memory] = {}
         where, params = self.filter_sql(filters) if filters is not None else ("1", [])
         for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
+            marks, chunk = in_list(ids[start : start + 500])
             for row in self.db.execute(_SELECT + f" WHERE m.id IN ({marks}) AND {where}", [*chunk, *params]):
                 m = _row_to_memory(row)
                 out[m.id] = m
         return out
 
-    def rank_fields(self, ids: Iterable[str], *, include_forgotten: bool = False) -> dict[str, RankFields]:
-        """What ranking reads of each memory, without its text: ~3x cheaper than full rows."""
+    def rank_fields(self, ids: Iterable[str], *, include_forgotten: bool = False,
+                    previous: bool = False) -> dict[str, RankFields]:
+        """What ranking reads of each memory, without its text: ~3x cheaper than full rows. With `previous`,
+        also the vector copy `previous_vectors` would give, in the same statement (the rows are found once)."""
         ids = list(ids)
         out: dict[str, RankFields] = {}
-        live = "" if include_forgotten else " AND forgotten = 0"
+        live = "" if include_forgotten else " AND m.forgotten = 0"
+        before = f", {_PREVIOUS_VECTOR}" if previous else ", NULL"
         for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            sql = (f"SELECT id, created_at, importance, pinned, family_id FROM memories "
-                   f"WHERE id IN ({','.join('?' * len(chunk))}){live}")
+            marks, chunk = in_list(ids[start : start + 500])
+            sql = (f"SELECT m.id, m.created_at, m.importance, m.pinned, m.family_id{before} FROM memories m "
+                   f"WHERE m.id IN ({marks}){live}")
             for r in self.db.execute(sql, chunk):
-                out[r[0]] = RankFields(r[0], r[1], r[2], bool(r[3]), r[4])
+                out[r[0]] = RankFields(r[0], r[1], r[2], bool(r[3]), r[4], r[5])
         return out
 
     def by_hash(self, content_hash: str) -> Memory | None:

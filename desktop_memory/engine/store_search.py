@@ -17,6 +17,16 @@ DF_CACHE = 50_000  # document frequencies kept (a few MB at most)
 SELECT_BUDGET = 8000  # query terms select rows, rarest first, until their document counts reach this
 
 
+def in_list(values: Sequence[Any]) -> tuple[str, list[Any]]:
+    """Placeholders and parameters for `x IN (...)` over up to 500 values, padded with NULLs (never equal to
+    anything) to 8, 16, 32, ... 512 places: a search's statements then repeat the same few texts, which
+    the connection's statement cache keeps prepared (a new IN list of ~200 ids is ~0.05 ms to prepare)."""
+    size = 8
+    while size < len(values):
+        size *= 2
+    return ",".join("?" * size), [*values, *[None] * (size - len(values))]
+
+
 def _moved(top: int, since: int | None, *, floor: int, share: int) -> bool:
     """Whether the highest rowid moved by more than 1/`share` (at least `floor` rows) since `since`."""
     return since is None or abs(top - since) > max(floor, since // share)
@@ -175,8 +185,9 @@ class KeywordSearch:
     def _ids_for_rowids(self, rowids: Sequence[int], where: str, params: Sequence[Any]) -> dict[int, str]:
         if not rowids:
             return {}
-        sql = f"SELECT m.rowid, m.id FROM memories m WHERE m.rowid IN ({','.join('?' * len(rowids))}) AND {where}"
-        return {r[0]: r[1] for r in self.db.execute(sql, [*rowids, *params])}
+        marks, values = in_list(rowids)
+        sql = f"SELECT m.rowid, m.id FROM memories m WHERE m.rowid IN ({marks}) AND {where}"
+        return {r[0]: r[1] for r in self.db.execute(sql, [*values, *params])}
 
     def session_neighbours(self, ids: Sequence[str]) -> dict[str, list[str]]:
         """For each id, the memories just before and after it in its session (one statement)."""

@@ -10,6 +10,15 @@ from collections.abc import Iterable, Sequence
 import apsw
 import numpy as np
 
+from .store_search import in_list
+
+
+def vector_matrix(blobs: Sequence[bytes]) -> np.ndarray:
+    """Float16 vector copies (as stored) as one float32 matrix, a row each: one conversion, not one per blob."""
+    if not blobs:
+        return np.zeros((0, 0), dtype=np.float32)
+    return np.frombuffer(b"".join(blobs), dtype=np.float16).reshape(len(blobs), -1).astype(np.float32)
+
 
 class VectorRows:
     """Queue rows for Chroma and the vectors SQLite keeps itself; `Store` provides `db`."""
@@ -50,11 +59,15 @@ class VectorRows:
         ids = list(ids)
         out: dict[str, np.ndarray] = {}
         for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
+            marks, chunk = in_list(ids[start : start + 500])
             sql = ("SELECT m.id, v.vec FROM memories m JOIN memory_vectors v ON v.rowid = m.rowid "
-                   f"WHERE m.id IN ({','.join('?' * len(chunk))})")
-            for mid, blob in self.db.execute(sql, chunk):
-                out[mid] = np.frombuffer(blob, dtype=np.float16).astype(np.float32)
+                   f"WHERE m.id IN ({marks})")
+            rows = self.db.execute(sql, chunk).fetchall()
+            blobs = [r[1] for r in rows]
+            if len({len(b) for b in blobs}) == 1:  # one conversion for the chunk; each vector a row of it
+                out.update(zip([r[0] for r in rows], vector_matrix(blobs), strict=True))
+            else:  # none, or copies of different sizes (never kept together; read one by one all the same)
+                out.update((mid, np.frombuffer(blob, dtype=np.float16).astype(np.float32)) for mid, blob in rows)
         return out
 
     def previous_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:

@@ -36,7 +36,8 @@ from ..core.ranking import (
 )
 from ..engine.embed import Embedder
 from ..engine.settings import Settings
-from ..engine.store import Store
+from ..engine.store import RankFields, Store
+from ..engine.store_vectors import vector_matrix
 from . import vector_sync
 from .vector_sync import VectorSync
 
@@ -84,8 +85,9 @@ class Retrieval:
         rows = self.store.get_many(ids)
         return [Hit(rows[i], 0.0, {"browse": True}) for i in ids]
 
-    def _channels(self, text: str, filters: Filters, depth: int) -> tuple[dict[str, float], dict[str, float]]:
-        """(keyword scores, semantic cosines) of the candidates, every one passing the filters."""
+    def _channels(self, text: str, filters: Filters,
+                  depth: int) -> tuple[dict[str, float], dict[str, float], np.ndarray]:
+        """(keyword scores, semantic cosines, query vector) of the candidates, every one passing the filters."""
         # the last word may be half typed: also a prefix, unless the store holds it as a whole word
         toks = settle_prefix(terms(text, prefix_last=True), lambda t: self.store._document_frequency(t) > 0)
         # the semantic side runs on a helper thread while SQLite ranks the keywords (onnxruntime,
@@ -108,22 +110,37 @@ class Retrieval:
             extra = sorted(self.store.filter_ids(extra, filters))
         if extra:
             semantic.update(self.vectors.similarities(qvec, extra))
-        if self.ranking.context_weight > 0 and semantic:  # a short turn read with the one before it
-            before = self.store.previous_vectors(list(semantic))
-            if before:
-                keys = list(before)
-                sims = np.stack([before[k] for k in keys]) @ np.asarray(qvec, dtype=np.float32)
-                semantic = in_context(semantic, dict(zip(keys, sims.tolist(), strict=True)),
-                                      self.ranking.context_weight)
-        return keyword, semantic
+        return keyword, semantic, qvec
+
+    def _in_context(self, semantic: dict[str, float], rows: dict[str, RankFields] | None,
+                    qvec: np.ndarray) -> dict[str, float]:
+        """The cosines mixed with the query's cosine to the memory before each candidate in its session.
+
+        `rows` from `rank_fields(previous=True)` carry those vectors; without them (None) they are read here.
+        """
+        if rows is not None:
+            keys = [i for i, r in rows.items() if r.previous is not None]
+            blobs: list[bytes] = [rows[k].previous or b"" for k in keys]
+            before = vector_matrix(blobs)
+        else:
+            found = self.store.previous_vectors(list(semantic))
+            keys = list(found)
+            before = np.stack([found[k] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
+        if not keys:
+            return semantic
+        sims = before @ np.asarray(qvec, dtype=np.float32)
+        return in_context(semantic, dict(zip(keys, sims.tolist(), strict=True)), self.ranking.context_weight)
 
     def _ranked(self, text: str, filters: Filters, limit: int, expand: bool = False) -> list[Hit]:
-        keyword, semantic = self._channels(text, filters, max(CANDIDATES, limit * 2))
+        keyword, semantic, qvec = self._channels(text, filters, max(CANDIDATES, limit * 2))
         candidates = set(keyword) | set(semantic)
+        mix = self.ranking.context_weight > 0 and bool(semantic)  # a short turn read with the one before it
         if filters.active:
             rows: dict[str, Any] = self.store.get_many(candidates)
-        else:  # rank on the few fields fusion reads; full rows only for the hits kept
-            rows = self.store.rank_fields(candidates, include_forgotten=filters.include_forgotten)
+        else:  # rank on the few fields fusion reads (and the previous turns' vectors); full rows for the hits kept
+            rows = self.store.rank_fields(candidates, include_forgotten=filters.include_forgotten, previous=mix)
+        if mix:
+            semantic = self._in_context(semantic, None if filters.active else rows, qvec)
         grouped = not expand and any(getattr(r, "family_id", None) for r in rows.values())
         hits = fuse(keyword, semantic, rows, now=time.time(), params=self.ranking,
                     limit=None if grouped else limit * 2)

@@ -1,3 +1,4 @@
+import json
 import shutil
 from pathlib import Path
 
@@ -8,6 +9,8 @@ from desktop_memory.core.errors import NotFound, StorageError
 from desktop_memory.core.models import Memory
 from desktop_memory.core.query import Filters
 from desktop_memory.engine.store import Store, migrations
+from desktop_memory.engine.store_search import in_list
+from desktop_memory.engine.store_vectors import vector_matrix
 
 FIXTURE = Path(__file__).resolve().parent.parent / "data" / "schema_v1.sqlite3"
 
@@ -225,6 +228,57 @@ def test_previous_vectors_are_those_of_the_memory_before_in_the_session(tmp_path
     assert got["a4"].tolist() == vecs["a2"].tolist() and got["b1"].tolist() == vecs["b0"].tolist()
     assert got["a2"].tolist() == vecs["a1"].tolist()
     assert store.previous_vectors([]) == {}
+
+
+@pytest.mark.parametrize("include_forgotten", [False, True])
+def test_rank_fields_read_the_previous_vectors_in_the_same_statement(tmp_path, include_forgotten):
+    """rank_fields(previous=True) gives each row the vector copy `previous_vectors` gives (or None), so a
+    search reads the previous turns without a second id lookup; the other fields are unchanged."""
+    store = _sessions_store(tmp_path)
+    ids = ["a0", "a1", "a2", "a3", "a4", "b0", "b1", "alone", "gone"]
+    with store.transaction():
+        store.put_vectors((mid, np.full(4, n + 1, dtype=np.float32)) for n, mid in enumerate(ids) if mid != "a0")
+    plain = store.rank_fields(ids, include_forgotten=include_forgotten)
+    rows = store.rank_fields(ids, include_forgotten=include_forgotten, previous=True)
+    assert {i: r[:5] for i, r in rows.items()} == {i: r[:5] for i, r in plain.items()}
+    assert all(r.previous is None for r in plain.values())
+    want = store.previous_vectors(list(rows))
+    got = {i: r.previous for i, r in rows.items() if r.previous is not None}
+    assert set(got) == set(want) and set(want) <= {"a2", "a3", "a4", "b1"}
+    assert all(vector_matrix([got[i]]).tolist() == [want[i].tolist()] for i in got)
+    assert store.rank_fields([], previous=True) == {}
+
+
+def test_stored_vectors_are_read_as_stored_whatever_their_sizes(tmp_path):
+    """Copies are converted a chunk at a time; copies of different sizes (never kept together) still come back."""
+    store = _sessions_store(tmp_path)
+    vecs = {"a0": np.arange(4, dtype=np.float32), "a1": np.full(4, 0.5, dtype=np.float32),
+            "b0": np.arange(8, dtype=np.float32)}
+    with store.transaction():
+        store.put_vectors(vecs.items())
+    for ids in (["a0", "a1"], ["a0", "a1", "b0", "alone"]):
+        got = store.stored_vectors(ids)
+        assert {k: v.tolist() for k, v in got.items()} == {k: vecs[k].tolist() for k in ids if k in vecs}
+        assert all(v.dtype == np.float32 for v in got.values())
+    assert store.stored_vectors([]) == {}
+
+
+def test_in_lists_are_padded_to_a_few_sizes_with_nulls_that_match_nothing(tmp_path):
+    """A search's IN lists of any length use one of a few statement texts (kept prepared), same rows."""
+    assert [len(in_list(list(range(n)))[1]) for n in (0, 1, 8, 9, 200, 500)] == [8, 8, 8, 16, 256, 512]
+    assert len({in_list(list(range(n)))[0] for n in range(501)}) == 7
+    store = Store(tmp_path / "db")
+    with store.transaction():
+        for n in range(600):
+            store.insert(Memory(id=f"m{n:03}", content=f"note {n}", created_at=n, updated_at=n, content_hash=f"h{n}"))
+            store.put_vectors([(f"m{n:03}", np.full(4, n, dtype=np.float32))])
+    for n in (0, 1, 7, 9, 130, 500, 600):
+        ids = [f"m{i:03}" for i in range(0, 2 * n, 2)] + ["gone"]
+        want = {i for i in ids if i != "gone" and int(i[1:]) < 600}
+        assert set(store.get_many(ids)) == want == set(store.rank_fields(ids)) == set(store.stored_vectors(ids))
+        rowids = [r[0] for r in store.db.execute("SELECT rowid FROM memories WHERE id IN (SELECT value FROM "
+                                                 "json_each(?))", (json.dumps(ids),))]
+        assert set(store._ids_for_rowids(rowids, "1", [])) == set(rowids)
 
 
 def test_get_many_with_filters_returns_only_the_memories_that_pass(tmp_path):
