@@ -61,6 +61,7 @@ from desktop_memory.core.ranking import (  # noqa: E402
     fuse,
     in_context,
     is_time_question,
+    lift_coverage,
     lift_time_mentions,
     spread_to_neighbours,
     two_steps,
@@ -84,6 +85,7 @@ GRID: dict[str, list[Any]] = {
     "collapse_jaccard": [0.8, 0.9, 1.01],
     "time_mention_boost": [0.0, 0.1, 0.2, 0.3, 0.5],
     "context_weight": [0.0, 0.2, 0.3, 0.5],
+    "coverage_boost": [0.0, 0.5, 1.0, 2.0, 3.0],
 }
 
 
@@ -180,6 +182,7 @@ def replay(conv: Conversation, q: Question, p: RankingParams, now: float) -> lis
     hits = fuse(q.keyword, semantic, rows, now=now, params=p, limit=None if grouped else LIMIT * 2)
     if grouped:
         hits = first_slots(hits, LIMIT * 2)
+    hits = lift_coverage(hits, terms(q.text, prefix_last=True), p.coverage_boost)
     if p.time_mention_boost > 0 and is_time_question(q.text):
         hits = lift_time_mentions(hits, p.time_mention_boost)
     if p.neighbour_weight > 0 and hits:

@@ -53,6 +53,7 @@ class RankingParams:
     collapse_jaccard: float = 0.9
     time_mention_boost: float = 0.4
     context_weight: float = 0.3
+    coverage_boost: float = 2.0
 
 
 class Rankable(Protocol):
@@ -203,6 +204,62 @@ def lift_time_mentions(hits: list[Hit], boost: float) -> list[Hit]:
             hit.score *= 1.0 + boost
             hit.explain["time_mention"] = True
             hit.explain["final"] = round(hit.score, 6)
+    return sorted(hits, key=lambda h: (-h.score, -h.memory.created_at))
+
+
+_SUFFIXES = (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
+
+
+def stem(word: str) -> str:
+    """A light stem that meets a word's usual inflections: races, raced, racing, race -> "rac"."""
+    w = word.lower()
+    for suffix, repl in _SUFFIXES:
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not (suffix == "s" and w.endswith("ss")):
+            w = w[: -len(suffix)] + repl
+            break
+    return w[:-1] if w.endswith("e") and len(w) > 3 else w
+
+
+@lru_cache(maxsize=256)
+def _forms(term: str) -> frozenset[str]:
+    """The words that meet `term` under `stem`: its root with the usual endings ("rac" -> race, races, racing)."""
+    root = stem(term)
+    forms = {term, root, *(root + end for end in ("e", "es", "ed", "ing", "s"))}
+    if root.endswith("y"):
+        forms.add(root[:-1] + "ies")
+    return frozenset(forms)
+
+
+def coverage(query_terms: Sequence[str], text: str) -> float:
+    """The share of the query's distinct terms that the text holds (inflections meet; `term*` a prefix)."""
+    wanted = {t.lower() for t in query_terms if t.strip("*")}
+    if not wanted:
+        return 0.0
+    words = _words(text)
+    found = 0
+    for term in wanted:
+        if term.endswith("*"):
+            start = term.rstrip("*")
+            found += any(w.startswith(start) for w in words)
+        else:
+            found += not words.isdisjoint(_forms(term))
+    return found / len(wanted)
+
+
+def lift_coverage(hits: list[Hit], query_terms: Sequence[str], boost: float) -> list[Hit]:
+    """Each hit scores (1 + boost x coverage) x: more of the query's distinct words, not one word often.
+
+    BM25 adds up the terms a memory matches, so one rare word (a name, a tag) can outweigh a memory that
+    holds nearly every word of the question; the share of distinct terms held (coordination) sets the
+    order of the first few. Re-sorted.
+    """
+    if boost <= 0 or not query_terms:
+        return hits
+    for hit in hits:
+        share = coverage(query_terms, hit.memory.content or "")
+        hit.score *= 1.0 + boost * share
+        hit.explain["coverage"] = round(share, 4)
+        hit.explain["final"] = round(hit.score, 6)
     return sorted(hits, key=lambda h: (-h.score, -h.memory.created_at))
 
 

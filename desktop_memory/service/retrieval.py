@@ -30,6 +30,7 @@ from ..core.ranking import (
     fuse,
     in_context,
     is_time_question,
+    lift_coverage,
     lift_time_mentions,
     spread_to_neighbours,
     two_steps,
@@ -149,6 +150,8 @@ class Retrieval:
         if not filters.active:
             full = self.store.get_many([h.memory.id for h in hits])
             hits = [replace(h, memory=full[h.memory.id]) for h in hits if h.memory.id in full]
+        # hits holding more of the question's distinct words first
+        hits = lift_coverage(hits, terms(text, prefix_last=True), self.ranking.coverage_boost)
         if self.ranking.time_mention_boost > 0 and is_time_question(text):  # the hits that say when
             hits = lift_time_mentions(hits, self.ranking.time_mention_boost)
         if self.ranking.neighbour_weight > 0 and hits:

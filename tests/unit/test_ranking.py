@@ -202,3 +202,50 @@ def test_a_short_turn_is_read_with_the_turn_before_it():
     ranked = [h.memory.id for h in fuse({}, mixed, memories, now=NOW)]
     assert ranked.index("reply") < ranked.index("vague")
     assert [h.memory.id for h in fuse({}, semantic, memories, now=NOW)][-1] == "reply"  # without the context
+
+
+def test_word_stems_meet_across_inflections():
+    """The light stemmer maps a word's usual inflections to one stem, so "races" meets "race"."""
+    from desktop_memory.core.ranking import stem
+
+    assert stem("races") == stem("race") == stem("raced") == stem("racing")
+    assert stem("painted") == stem("paints") == stem("paint")
+    assert stem("hobbies") == stem("hobby")
+    assert stem("go") == "go" and stem("is") == "is" and stem("") == ""
+
+
+def test_coverage_counts_distinct_query_terms_not_repeats():
+    """A memory holding more of the query's distinct words covers more of it than one repeating a word."""
+    from desktop_memory.core.ranking import coverage
+
+    terms = ["caroline", "charity", "race"]
+    assert coverage(terms, "Caroline: I ran a charity race last week!") == 1.0
+    assert coverage(terms, "race race race, races everywhere") == 1 / 3
+    assert coverage(terms, "nothing in common") == 0.0
+    assert coverage([], "anything") == 0.0
+    assert coverage(["supp*"], "the support group") == 1.0  # a word still being typed matches as a prefix
+    assert coverage(["CHARITY", "races"], "charities raced") == 1.0
+
+
+def test_hits_covering_more_of_the_query_move_up():
+    """The order of the top few: a hit holding every query word passes one that matched one rare word better."""
+    from desktop_memory.core.ranking import lift_coverage
+
+    one = Hit(mem("one", "Melanie: the LGBTQ parade was loud"), 1.0, {})
+    every = Hit(mem("every", "Caroline: the LGBTQ support group helped me"), 0.8, {})
+    terms = ["caroline", "lgbtq", "support", "group"]
+    lifted = lift_coverage([one, every], terms, 1.0)
+    assert [h.memory.id for h in lifted] == ["every", "one"]
+    assert abs(lifted[0].score - 1.6) < 1e-9 and abs(lifted[1].score - 1.25) < 1e-9
+    assert lifted[0].explain["coverage"] == 1.0
+    assert [h.memory.id for h in lift_coverage([Hit(one.memory, 1.0, {}), Hit(every.memory, 0.8, {})], terms, 0.0)] \
+        == ["one", "every"]
+    assert lift_coverage([], terms, 1.0) == []
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(max_size=12), max_size=6), st.text(max_size=300))
+def test_coverage_is_a_share_for_any_text(terms, text):
+    from desktop_memory.core.ranking import coverage
+
+    assert 0.0 <= coverage(terms, text) <= 1.0
