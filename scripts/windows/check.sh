@@ -220,11 +220,12 @@ smoke_xvfb() {
 # -- 9. the tray app on Xvfb, driven from other Windows processes --------------------------------------
 drive_app() { . "$HERE/drive_app.sh" && drive_app_run; }  # scripts/windows/drive_app.sh
 
-# -- 9b. an AI agent: the MCP SDK's stdio client starts `desktop-memory.exe mcp`, stores a note, finds it ------
+# -- 9b. an AI agent: the MCP SDK's stdio client starts `desktop-memory.exe mcp`, stores a note, finds it (light:
+# no heavy lock, so its figure is the session's own time) --
 mcp_stdio() {
     local data=$C/mcpdata t; t=$(now)
     wineserver -k 2>/dev/null; rm -rf "$data" && mkdir -p "$data"
-    heavy "$VENV/bin/python" "$HERE/mcp_stdio.py" "$APP" "$(winpath "$data")" || return 1
+    "$VENV/bin/python" "$HERE/mcp_stdio.py" "$APP" "$(winpath "$data")" || return 1
     figure mcp_session_s "$(secs "$t")"
 }
 
