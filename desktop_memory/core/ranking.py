@@ -122,11 +122,13 @@ def in_context(semantic: Mapping[str, float], previous: Mapping[str, float], wei
     A chat turn is short and answers the one before it ("Yes, last Saturday!" after "Did you go to the
     pottery class?"): on its own its vector says little. A candidate's cosine becomes
     (own + weight x previous) / (1 + weight), `previous` holding the query's cosine to the memory just
-    before each candidate (absent for a session's first memory: its own cosine is kept).
+    before each candidate (absent for a session's first memory: its own cosine is kept), and never less
+    than its own: two unrelated notes copied one after the other share a session, and the first must not
+    drag the second's match down.
     """
     if weight <= 0:
         return dict(semantic)
-    return {mid: (cos + weight * previous[mid]) / (1.0 + weight) if mid in previous else cos
+    return {mid: max(cos, (cos + weight * previous[mid]) / (1.0 + weight)) if mid in previous else cos
             for mid, cos in semantic.items()}
 
 
