@@ -20,7 +20,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .hotkeys_x11 import HotkeyError
+from .hotkeys_x11 import HotkeyError, split
 
 log = logging.getLogger(__name__)
 
@@ -71,15 +71,9 @@ EventHandlerProc = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_vo
 
 def parse(combo: str) -> tuple[int, int]:
     """("Ctrl+Alt+M") -> (Carbon modifier bits, virtual key code); raises HotkeyError when it makes no sense."""
-    parts = [p.strip() for p in combo.replace(" ", "").split("+") if p.strip()]
-    if len(parts) < 2:
-        raise HotkeyError(f"{combo!r}: a global hotkey needs a modifier (Ctrl/Cmd, Alt/Option, Shift, Meta) and a key")
-    *mods, key = parts
+    mods, key = split(combo, _MODIFIERS, named="Ctrl/Cmd, Alt/Option, Shift, Meta")
     bits = 0
-    for m in mods:
-        bit = _MODIFIERS.get(m.lower())
-        if bit is None:
-            raise HotkeyError(f"{combo!r}: unknown modifier {m!r}")
+    for bit in mods:
         bits |= bit
     code = KEY_CODES.get(key.lower())
     if code is None:

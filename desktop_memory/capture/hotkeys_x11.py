@@ -13,9 +13,10 @@ import logging
 import select
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _MODIFIERS = {"ctrl": "ControlMask", "control": "ControlMask", "alt": "Mod1Mask", "shift": "ShiftMask",
               "meta": "Mod4Mask", "super": "Mod4Mask", "win": "Mod4Mask"}
@@ -28,18 +29,29 @@ class HotkeyError(ValueError):
     """A combo that cannot be parsed or bound; the message names it."""
 
 
+def split(combo: Any, modifiers: Mapping[str, T], *,
+          named: str = "Ctrl, Alt, Shift, Meta") -> tuple[list[T], str]:
+    """("Ctrl+Alt+M", a backend's modifier table) -> (its values for Ctrl and Alt, "M"): the one reading of a
+    combo every backend shares. Qt writes Ctrl and the plus key as "Ctrl++". Raises HotkeyError naming it."""
+    if not isinstance(combo, str):
+        raise HotkeyError(f"{combo!r}: a hotkey is written like Ctrl+Alt+M")
+    text = "".join(combo.split())
+    parts = [p for p in text[:-2].split("+") if p] + ["+"] if text.endswith("++") else text.split("+")
+    if len(parts) < 2 or not all(parts):
+        raise HotkeyError(f"{combo!r}: a global hotkey needs a modifier ({named}) and a key")
+    *mods, key = parts
+    values = []
+    for m in mods:
+        value = modifiers.get(m.lower())
+        if value is None:
+            raise HotkeyError(f"{combo!r}: unknown modifier {m!r}")
+        values.append(value)
+    return values, key
+
+
 def parse(combo: str) -> tuple[list[str], str]:
     """("Ctrl+Alt+M") -> (["ControlMask", "Mod1Mask"], "m"); raises HotkeyError when it makes no sense."""
-    parts = [p.strip() for p in combo.replace(" ", "").split("+") if p.strip()]
-    if len(parts) < 2:
-        raise HotkeyError(f"{combo!r}: a global hotkey needs a modifier (Ctrl, Alt, Shift, Meta) and a key")
-    *mods, key = parts
-    masks = []
-    for m in mods:
-        mask = _MODIFIERS.get(m.lower())
-        if mask is None:
-            raise HotkeyError(f"{combo!r}: unknown modifier {m!r}")
-        masks.append(mask)
+    masks, key = split(combo, _MODIFIERS)
     name = _KEYSYM_NAMES.get(key.lower(), key.lower() if len(key) == 1 else key)
     return masks, name
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .hotkeys_x11 import HotkeyError
+from .hotkeys_x11 import HotkeyError, split
 
 PORTAL = "org.freedesktop.portal.Desktop"
 PORTAL_PATH = "/org/freedesktop/portal/desktop"
@@ -32,20 +32,7 @@ _QT_KEYS = {"space": "Space", "Escape": "Esc", "BackSpace": "Backspace", "Insert
 
 def to_trigger(combo: Any) -> str:
     """Qt's "Ctrl+Alt+Shift+C" -> the XDG shortcuts format "CTRL+ALT+SHIFT+c"; HotkeyError names a bad one."""
-    if not isinstance(combo, str):
-        raise HotkeyError(f"{combo!r}: a hotkey is written like Ctrl+Alt+M")
-    text = "".join(combo.split())
-    plus_key = text.endswith("++")  # Qt writes Ctrl and the plus key as "Ctrl++"
-    parts = [p for p in text[:-2].split("+") if p] + ["+"] if plus_key else text.split("+")
-    if len(parts) < 2 or not all(parts):
-        raise HotkeyError(f"{combo!r}: a global hotkey needs a modifier (Ctrl, Alt, Shift, Meta) and a key")
-    *mods, key = parts
-    names = []
-    for m in mods:
-        name = _MODIFIERS.get(m.lower())
-        if name is None:
-            raise HotkeyError(f"{combo!r}: unknown modifier {m!r}")
-        names.append(name)
+    names, key = split(combo, _MODIFIERS)
     return "+".join([*names, _keysym(combo, key)])
 
 
