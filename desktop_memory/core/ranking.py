@@ -234,15 +234,25 @@ def _forms(term: str) -> frozenset[str]:
 
 def coverage(query_terms: Sequence[str], text: str) -> float:
     """The share of the query's distinct terms that the text holds (inflections meet; `term*` a prefix)."""
-    wanted = {t.lower() for t in query_terms if t.strip("*")}
+    return _held(_distinct(query_terms), text)
+
+
+def _distinct(query_terms: Sequence[str]) -> list[str]:
+    return sorted({t.lower() for t in query_terms if t.strip("*")})
+
+
+def _held(wanted: Sequence[str], text: str) -> float:
+    """`coverage` for terms already made distinct and lower-case (once per query, not once per hit)."""
     if not wanted:
         return 0.0
     words = _words(text)
+    lowered: str | None = None
     found = 0
     for term in wanted:
         if term.endswith("*"):
             start = term.rstrip("*")
-            found += any(w.startswith(start) for w in words)
+            lowered = text.lower() if lowered is None else lowered  # a prefix of a word is in the text
+            found += start in lowered and any(w.startswith(start) for w in words)
         else:
             found += not words.isdisjoint(_forms(term))
     return found / len(wanted)
@@ -255,10 +265,11 @@ def lift_coverage(hits: list[Hit], query_terms: Sequence[str], boost: float) -> 
     holds nearly every word of the question; the share of distinct terms held (coordination) sets the
     order of the first few. Re-sorted.
     """
-    if boost <= 0 or not query_terms:
+    wanted = _distinct(query_terms)
+    if boost <= 0 or not wanted:
         return hits
     for hit in hits:
-        share = coverage(query_terms, hit.memory.content or "")
+        share = _held(wanted, hit.memory.content or "")
         hit.score *= 1.0 + boost * share
         hit.explain["coverage"] = round(share, 4)
         hit.explain["final"] = round(hit.score, 6)

@@ -87,8 +87,13 @@ class Retrieval:
         return [Hit(rows[i], 0.0, {"browse": True}) for i in ids]
 
     def _channels(self, text: str, filters: Filters,
-                  depth: int) -> tuple[dict[str, float], dict[str, float], np.ndarray]:
-        """(keyword scores, semantic cosines, query vector) of the candidates, every one passing the filters."""
+                  depth: int) -> tuple[dict[str, float], dict[str, float], np.ndarray, dict[str, Any]]:
+        """(keyword scores, semantic cosines, query vector, the keyword candidates' ranking rows), every
+        candidate passing the filters.
+
+        While the query embeds on the helper thread, this thread reads what it needs next anyway: the
+        keyword candidates' ranking rows and, if the embedding is still running, their vector copies.
+        """
         # the last word may be half typed: also a prefix, unless the store holds it as a whole word
         toks = settle_prefix(terms(text, prefix_last=True), lambda t: self.store._document_frequency(t) > 0)
         # the semantic side runs on a helper thread while SQLite ranks the keywords (onnxruntime,
@@ -102,6 +107,8 @@ class Retrieval:
 
         pending = self.embed_lane.submit(by_meaning)
         keyword = dict(self.store.keyword_search_terms(toks, filters, depth))
+        rows = self._rows(keyword, filters)
+        copies = self.store.stored_vectors(list(keyword)) if keyword and not pending.done() else {}
         qvec, semantic = pending.result()
         if semantic is None:
             semantic = self._semantic_filtered(qvec, filters, depth + 10)
@@ -110,8 +117,16 @@ class Retrieval:
         if extra and filters.active:
             extra = sorted(self.store.filter_ids(extra, filters))
         if extra:
-            semantic.update(self.vectors.similarities(qvec, extra))
-        return keyword, semantic, qvec
+            semantic.update(self.vectors.similarities(qvec, extra, known=copies))
+        return keyword, semantic, qvec, rows
+
+    def _rows(self, ids: Iterable[str], filters: Filters) -> dict[str, Any]:
+        """What fusion reads of these memories: full rows under filters, else the few ranking fields (and
+        the previous turns' vectors when the cosine is read in context); full rows for the hits kept."""
+        if filters.active:
+            return self.store.get_many(ids)
+        return self.store.rank_fields(ids, include_forgotten=filters.include_forgotten,
+                                      previous=self.ranking.context_weight > 0)
 
     def _in_context(self, semantic: dict[str, float], rows: dict[str, RankFields] | None,
                     qvec: np.ndarray) -> dict[str, float]:
@@ -133,13 +148,9 @@ class Retrieval:
         return in_context(semantic, dict(zip(keys, sims.tolist(), strict=True)), self.ranking.context_weight)
 
     def _ranked(self, text: str, filters: Filters, limit: int, expand: bool = False) -> list[Hit]:
-        keyword, semantic, qvec = self._channels(text, filters, max(CANDIDATES, limit * 2))
-        candidates = set(keyword) | set(semantic)
+        keyword, semantic, qvec, rows = self._channels(text, filters, max(CANDIDATES, limit * 2))
+        rows.update(self._rows([i for i in semantic if i not in keyword], filters))
         mix = self.ranking.context_weight > 0 and bool(semantic)  # a short turn read with the one before it
-        if filters.active:
-            rows: dict[str, Any] = self.store.get_many(candidates)
-        else:  # rank on the few fields fusion reads (and the previous turns' vectors); full rows for the hits kept
-            rows = self.store.rank_fields(candidates, include_forgotten=filters.include_forgotten, previous=mix)
         if mix:
             semantic = self._in_context(semantic, None if filters.active else rows, qvec)
         grouped = not expand and any(getattr(r, "family_id", None) for r in rows.values())

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -296,9 +296,13 @@ class VectorSync:
             found.update(self.index.vectors(rest))
         return found
 
-    def similarities(self, qvec: np.ndarray, ids: Sequence[str]) -> dict[str, float]:
-        """Exact cosine of the query to each memory that has a vector."""
-        got = self.vectors_of(list(dict.fromkeys(ids)))
+    def similarities(self, qvec: np.ndarray, ids: Sequence[str],
+                     known: Mapping[str, np.ndarray] | None = None) -> dict[str, float]:
+        """Exact cosine of the query to each memory that has a vector (`known`: vectors already read)."""
+        ids = list(dict.fromkeys(ids))
+        known = known or {}
+        read = self.vectors_of([i for i in ids if i not in known])
+        got = {i: v for i in ids if (v := known[i] if i in known else read.get(i)) is not None}
         if not got:
             return {}
         keys = list(got)

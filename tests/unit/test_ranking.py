@@ -265,3 +265,25 @@ def test_coverage_is_a_share_for_any_text(terms, text):
     from desktop_memory.core.ranking import coverage
 
     assert 0.0 <= coverage(terms, text) <= 1.0
+
+
+def _coverage_by_definition(query_terms, text):
+    """The share of distinct query terms held, every term checked against every word (no shortcuts)."""
+    from desktop_memory.core.ranking import _WORD, _forms
+
+    wanted = {t.lower() for t in query_terms if t.strip("*")}
+    words = set(_WORD.findall(text.lower()))
+    held = [any(w.startswith(t.rstrip("*")) for w in words) if t.endswith("*") else bool(words & _forms(t))
+            for t in wanted]
+    return sum(held) / len(wanted) if wanted else 0.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["supp*", "su*", "group", "Ca*", "İs*", "straße", "go", "x*", "*", "ran"])
+                | st.text(max_size=8), max_size=6),
+       st.text(alphabet=st.sampled_from(list("supgroİiısßtraeCc x*.-\n")), max_size=80))
+def test_coverage_shortcuts_change_no_share(terms, text):
+    """The per-query preparation and the substring check before a prefix scan give the plain definition's share."""
+    from desktop_memory.core.ranking import coverage
+
+    assert coverage(terms, text) == _coverage_by_definition(terms, text)

@@ -63,11 +63,26 @@ def test_vector_sync_drains_the_queue_and_scores_from_the_copies(parts):
     parts.vectors.sync()  # opens the index (which drains the queue as it is reconciled at open)
     assert parts.store.queue_length() == 0 and parts.vectors.index.count() == 1
     assert parts.vectors.similarities(qvec, ["no-such-id"]) == {}
+
     assert parts.vectors.status() == {"state": "ok", "message": ""}
     assert parts.vectors.reconcile(full=True) == {"queued": 0, "missing": 0, "orphans": 0, "copied": 0}
     b = parts.ingest.add("delta epsilon zeta").memory
     assert parts.vectors.sync() == 1 and parts.vectors.index.count() == 2  # the index open: a plain drain
     assert parts.vectors.index.vectors([b.id])[b.id] @ FakeEmbedder().encode_query("delta epsilon zeta") > 0.999
+
+
+def test_similarities_use_vectors_already_read(parts, monkeypatch):
+    """Vectors read while the query embeds are not read again; the rest are, in the order asked."""
+    a, b = (parts.ingest.add(t).memory for t in ("alpha beta gamma", "delta epsilon zeta"))
+    qvec = FakeEmbedder().encode_query("alpha beta gamma")
+    plain = parts.vectors.similarities(qvec, [b.id, a.id])
+    asked: list[list[str]] = []
+    read = parts.store.stored_vectors
+    monkeypatch.setattr(parts.store, "stored_vectors", lambda ids: asked.append(list(ids)) or read(ids))
+    known = read([a.id])
+    assert parts.vectors.similarities(qvec, [b.id, a.id, b.id], known=known) == plain
+    assert list(parts.vectors.similarities(qvec, [b.id, a.id], known=known)) == [b.id, a.id]
+    assert asked == [[b.id], [b.id]]
 
 
 def test_ingest_adds_and_dedupes_and_the_importer_imports_through_it(parts):
