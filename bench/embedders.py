@@ -126,6 +126,9 @@ def evaluate(name: str, data: list[dict], ev: Any, k: int, workdir: Path) -> dic
 
     embedder = make_embedder(name)
     embedder.encode(["warm up"])
+    # a fresh store records no model, so the service would take the settings' (MiniLM) over the one given;
+    # the benchmark override makes it use this one (service/reembed.py, first_embedder)
+    os.environ["DESKTOP_MEMORY_EMBEDDER"] = embedder.model
     per_conv: dict[str, dict[str, Any]] = {}
     memories, import_s = 0, 0.0
     for sample in data:
@@ -133,6 +136,8 @@ def evaluate(name: str, data: list[dict], ev: Any, k: int, workdir: Path) -> dic
         questions = questions_of(ev, sample, {r["metadata"]["dia_id"] for r in records})
         folder = workdir / name / sample["sample_id"]
         with MemoryService(folder, embedder=embedder) as svc:
+            if svc.embedder is not embedder:
+                raise SystemExit(f"the service chose {svc.embedder.model}, not {embedder.model}")
             t0 = time.perf_counter()
             svc.import_records(json.dumps(r) for r in records)
             svc.sync_vectors()
