@@ -52,7 +52,8 @@ setup() {
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
     # The CPU build of torch first: anything else lets pip fetch GBs of CUDA packages.
     "$VENV/bin/python" -m pip install --quiet "torch==2.13.0"
-    "$VENV/bin/python" -m pip install --quiet -e ".[test]"
+    # the bge extra too: its integration test (tests/integration/test_bge_embedder.py) runs the real model
+    "$VENV/bin/python" -m pip install --quiet -e ".[test,bge]"
     # apsw-sqlite3mc replaces plain apsw (both install the `apsw` module): drop an old venv's apsw, then
     # put back the files the two shared
     if "$VENV/bin/python" -m pip show apsw >/dev/null 2>&1; then
