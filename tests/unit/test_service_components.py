@@ -63,7 +63,6 @@ def test_vector_sync_drains_the_queue_and_scores_from_the_copies(parts):
     parts.vectors.sync()  # opens the index (which drains the queue as it is reconciled at open)
     assert parts.store.queue_length() == 0 and parts.vectors.index.count() == 1
     assert parts.vectors.similarities(qvec, ["no-such-id"]) == {}
-
     assert parts.vectors.status() == {"state": "ok", "message": ""}
     assert parts.vectors.reconcile(full=True) == {"queued": 0, "missing": 0, "orphans": 0, "copied": 0}
     b = parts.ingest.add("delta epsilon zeta").memory
