@@ -29,7 +29,7 @@ PASSAGES = [
     ANSWER,  # a repeated line
     "x",
     "",
-    "ünïcödé 日本語のメモ and a long note " * 400,  # past the model's 512 tokens: cut
+    "ünïcödé 日本語のメモ and a long note " * 400,  # past the 256 tokens read: cut
 ]
 
 
@@ -66,7 +66,7 @@ def test_a_huge_text_is_cut_before_tokenizing(bge: Embedder) -> None:
     start = time.perf_counter()
     vec = bge.encode([huge])[0]
     assert time.perf_counter() - start < 10
-    assert np.allclose(vec, bge.encode([" ".join(["word"] * 600)])[0], atol=1e-4)  # the same 512 tokens read
+    assert np.allclose(vec, bge.encode([" ".join(["word"] * 600)])[0], atol=1e-4)  # the same first 256 tokens read
 
 
 def test_a_store_switched_to_bge_re_embeds_and_finds_by_meaning(data_dir: Path, monkeypatch) -> None:
