@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import apsw
 
@@ -21,7 +21,7 @@ from ..core.text import first_line
 from . import encryption, failures
 from .store_enrichment import EnrichmentRows
 from .store_reembed import ReembedRows
-from .store_search import KeywordSearch, in_list
+from .store_search import RANK_COLUMNS, KeywordSearch, RankFields, in_list, rank_fields_of
 from .store_stats import StoreFigures
 from .store_vectors import VectorRows
 
@@ -78,21 +78,6 @@ def _row_to_memory(row: Sequence[Any]) -> Memory:
     return Memory(**d)
 
 
-class RankFields(NamedTuple):
-    """The fields of a memory that `ranking.fuse` reads."""
-
-    id: str
-    created_at: float
-    importance: float
-    pinned: bool
-    family_id: str | None = None
-    previous: bytes | None = None  # with rank_fields(previous=True): the vector copy of the memory before it
-
-
-# the float16 vector copy of the memory just before m in its session (forgotten ones skipped), or NULL
-_PREVIOUS_VECTOR = ("(SELECT v.vec FROM memory_vectors v WHERE v.rowid = (SELECT p.rowid FROM memories p "
-                    "WHERE p.session_id = m.session_id AND p.rowid < m.rowid AND p.forgotten = 0 "
-                    "ORDER BY p.rowid DESC LIMIT 1))")
 
 
 class Store(KeywordSearch, VectorRows, EnrichmentRows, StoreFigures, ReembedRows):
@@ -228,13 +213,10 @@ class Store(KeywordSearch, VectorRows, EnrichmentRows, StoreFigures, ReembedRows
         ids = list(ids)
         out: dict[str, RankFields] = {}
         live = "" if include_forgotten else " AND m.forgotten = 0"
-        before = f", {_PREVIOUS_VECTOR}" if previous else ", NULL"
         for start in range(0, len(ids), 500):
             marks, chunk = in_list(ids[start : start + 500])
-            sql = (f"SELECT m.id, m.created_at, m.importance, m.pinned, m.family_id{before} FROM memories m "
-                   f"WHERE m.id IN ({marks}){live}")
-            for r in self.db.execute(sql, chunk):
-                out[r[0]] = RankFields(r[0], r[1], r[2], bool(r[3]), r[4], r[5])
+            sql = f"SELECT {RANK_COLUMNS[previous]}, NULL FROM memories m WHERE m.id IN ({marks}){live}"
+            out.update((r[0], rank_fields_of(r)) for r in self.db.execute(sql, chunk))
         return out
 
     def by_hash(self, content_hash: str) -> Memory | None:

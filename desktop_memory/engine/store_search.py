@@ -6,7 +6,7 @@ A mixin of `Store` (engine/store.py): it reads through the store's one connectio
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import apsw
 
@@ -15,6 +15,33 @@ from ..core.query import Filters, fts_or
 
 DF_CACHE = 50_000  # document frequencies kept (a few MB at most)
 SELECT_BUDGET = 8000  # query terms select rows, rarest first, until their document counts reach this
+
+
+class RankFields(NamedTuple):
+    """The fields of a memory that `ranking.fuse` reads (and the vector copies a search reads with them)."""
+
+    id: str
+    created_at: float
+    importance: float
+    pinned: bool
+    family_id: str | None = None
+    previous: bytes | None = None  # with previous=True: the vector copy of the memory before it in its session
+    vector: bytes | None = None  # from `keyword_candidates`: the memory's own vector copy (float16), if it has one
+
+
+# the float16 vector copy of the memory just before m in its session (forgotten ones skipped), or NULL
+_PREVIOUS_VECTOR = ("(SELECT v.vec FROM memory_vectors v WHERE v.rowid = (SELECT p.rowid FROM memories p "
+                    "WHERE p.session_id = m.session_id AND p.rowid < m.rowid AND p.forgotten = 0 "
+                    "ORDER BY p.rowid DESC LIMIT 1))")
+# RankFields' columns of `memories m` but the last, without (False) or with (True) the previous vector
+RANK_COLUMNS = {flag: f"m.id, m.created_at, m.importance, m.pinned, m.family_id, {_PREVIOUS_VECTOR if flag else 'NULL'}"
+                for flag in (False, True)}
+_OWN_VECTOR = "(SELECT v.vec FROM memory_vectors v WHERE v.rowid = m.rowid)"
+
+
+def rank_fields_of(row: Sequence[Any]) -> RankFields:
+    """RankFields from a row of RANK_COLUMNS and the own-vector column."""
+    return RankFields(row[0], row[1], row[2], bool(row[3]), row[4], row[5], row[6])
 
 
 def in_list(values: Sequence[Any]) -> tuple[str, list[Any]]:
@@ -97,10 +124,16 @@ class KeywordSearch:
         return (" AND ".join(clauses) or "1"), params
 
     def keyword_search(self, match: str, filters: Filters, limit: int) -> list[tuple[str, float]]:
-        """(id, bm25 score, higher is better) for an already-sanitised FTS5 expression.
+        """(id, bm25 score, higher is better) for an already-sanitised FTS5 expression."""
+        return self._keyword(match, filters, limit, None)[0]
 
-        Without filters the FTS index is ranked on its own and only the top rows are joined
-        (2-4x faster at 100k memories than joining every match before sorting).
+    def _keyword(self, match: str, filters: Filters, limit: int,
+                 previous: bool | None) -> tuple[list[tuple[str, float]], dict[str, RankFields]]:
+        """`keyword_search`, and with `previous` not None the candidates' RankFields with their vector copies.
+
+        Without filters the FTS index is ranked on its own and only the top rows are joined (2-4x faster at
+        100k memories than joining every match before sorting); that join, by rowid, also reads what ranking
+        needs (~3x cheaper than looking the ids up again). Rows found by the filtered join come without.
         """
         score = "-bm25(memories_fts, 1.0, 0.5, 1.0, 1.0, 0.5)"
         where, params = self.filter_sql(filters)
@@ -111,16 +144,24 @@ class KeywordSearch:
                     f"SELECT rowid, {score} AS s FROM memories_fts WHERE memories_fts MATCH ? ORDER BY s DESC LIMIT ?",
                     (match, fetch),
                 ).fetchall()
-                ids = self._ids_for_rowids([r[0] for r in top], where, params)
+                rowids = [r[0] for r in top]
+                if previous is None:
+                    fields, ids = {}, self._ids_for_rowids(rowids, where, params)
+                else:  # the first `limit` rows, then the rest only if some of those did not pass
+                    fields = self._fields_for_rowids(rowids[:limit], where, params, previous)
+                    if len(fields) < limit:
+                        fields.update(self._fields_for_rowids(rowids[limit:], where, params, previous))
+                    ids = {r: f.id for r, f in fields.items()}
                 found = [(ids[r], float(s)) for r, s in top if r in ids][:limit]
                 if len(found) == limit or len(top) < fetch:
-                    return found
+                    kept = {i for i, _ in found}
+                    return found, {f.id: f for f in fields.values() if f.id in kept}
             sql = (
                 f"SELECT m.id, {score} AS s FROM memories_fts "
                 "JOIN memories m ON m.rowid = memories_fts.rowid "
                 f"WHERE memories_fts MATCH ? AND {where} ORDER BY s DESC LIMIT ?"
             )
-            return [(r[0], float(r[1])) for r in self.db.execute(sql, [match, *params, limit])]
+            return [(r[0], float(r[1])) for r in self.db.execute(sql, [match, *params, limit])], {}
         except apsw.SQLError as exc:  # a sanitiser bug must not become a traceback
             raise StorageError(f"keyword search failed: {exc}") from exc
 
@@ -135,15 +176,21 @@ class KeywordSearch:
         selecting terms twice, which only shifts weight toward them. When fewer than `limit` rows
         match, the whole query runs. (Measured on 100k synthetic notes: docs/benchmarks.md.)
         """
+        return self.keyword_candidates(toks, filters, limit, previous=None)[0]
+
+    def keyword_candidates(self, toks: Sequence[str], filters: Filters, limit: int, *,
+                           previous: bool | None = False) -> tuple[list[tuple[str, float]], dict[str, RankFields]]:
+        """`keyword_search_terms` and the RankFields (own vector copy included; the previous one with
+        `previous`) of the candidates the keyword statement found unfiltered; None reads no fields."""
         if not toks:
-            return []
+            return [], {}
         common = self._common_terms(toks)
         if common:
             selecting = [t for t in toks if t not in common]
-            found = self.keyword_search(f"({fts_or(selecting)}) AND ({fts_or(toks)})", filters, limit)
-            if len(found) >= limit:
+            found = self._keyword(f"({fts_or(selecting)}) AND ({fts_or(toks)})", filters, limit, previous)
+            if len(found[0]) >= limit:
                 return found
-        return self.keyword_search(fts_or(toks), filters, limit)
+        return self._keyword(fts_or(toks), filters, limit, previous)
 
     def _common_terms(self, toks: Sequence[str]) -> set[str]:
         """The terms left out of row selection (never the rarest; none when the budget covers all)."""
@@ -188,6 +235,16 @@ class KeywordSearch:
         marks, values = in_list(rowids)
         sql = f"SELECT m.rowid, m.id FROM memories m WHERE m.rowid IN ({marks}) AND {where}"
         return {r[0]: r[1] for r in self.db.execute(sql, [*values, *params])}
+
+    def _fields_for_rowids(self, rowids: Sequence[int], where: str, params: Sequence[Any],
+                           previous: bool) -> dict[int, RankFields]:
+        """RankFields, own vector copy included, of the rows of these rowids that pass `where`."""
+        if not rowids:
+            return {}
+        marks, values = in_list(rowids)
+        sql = (f"SELECT m.rowid, {RANK_COLUMNS[previous]}, {_OWN_VECTOR} FROM memories m "
+               f"WHERE m.rowid IN ({marks}) AND {where}")
+        return {r[0]: rank_fields_of(r[1:]) for r in self.db.execute(sql, [*values, *params])}
 
     def session_neighbours(self, ids: Sequence[str]) -> dict[str, list[str]]:
         """For each id, the memories just before and after it in its session (one statement)."""

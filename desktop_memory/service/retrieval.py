@@ -91,8 +91,8 @@ class Retrieval:
         """(keyword scores, semantic cosines, query vector, the keyword candidates' ranking rows), every
         candidate passing the filters.
 
-        While the query embeds on the helper thread, this thread reads what it needs next anyway: the
-        keyword candidates' ranking rows and, if the embedding is still running, their vector copies.
+        While the query embeds on the helper thread, this thread ranks the keywords; the keyword statement
+        also reads the candidates' ranking rows and vector copies (unfiltered searches).
         """
         # the last word may be half typed: also a prefix, unless the store holds it as a whole word
         toks = settle_prefix(terms(text, prefix_last=True), lambda t: self.store._document_frequency(t) > 0)
@@ -106,9 +106,13 @@ class Retrieval:
             return qvec, None if filters.active else dict(index.query(qvec, depth + 10))
 
         pending = self.embed_lane.submit(by_meaning)
-        keyword = dict(self.store.keyword_search_terms(toks, filters, depth))
-        rows = self._rows(keyword, filters)
-        copies = self.store.stored_vectors(list(keyword)) if keyword and not pending.done() else {}
+        if filters.active:  # full rows, filtered by the store's SQL
+            keyword = dict(self.store.keyword_search_terms(toks, filters, depth))
+            rows: dict[str, Any] = self.store.get_many(keyword)
+        else:  # the keyword statement reads the candidates' ranking rows and vector copies too
+            found, rows = self.store.keyword_candidates(toks, filters, depth, previous=self.ranking.context_weight > 0)
+            keyword = dict(found)
+            rows.update(self._rows([i for i in keyword if i not in rows], filters))
         qvec, semantic = pending.result()
         if semantic is None:
             semantic = self._semantic_filtered(qvec, filters, depth + 10)
@@ -117,7 +121,7 @@ class Retrieval:
         if extra and filters.active:
             extra = sorted(self.store.filter_ids(extra, filters))
         if extra:
-            semantic.update(self.vectors.similarities(qvec, extra, known=copies))
+            semantic.update(self.vectors.similarities(qvec, extra, known=_copies(rows, extra)))
         return keyword, semantic, qvec, rows
 
     def _rows(self, ids: Iterable[str], filters: Filters) -> dict[str, Any]:
@@ -213,3 +217,12 @@ class Retrieval:
         if budget < 50:
             raise InvalidInput("the token budget must be at least 50")
         return build_context(memories, query=query, budget=budget, fmt=fmt or self.settings.context_format)
+
+
+def _copies(rows: dict[str, Any], ids: Sequence[str]) -> dict[str, np.ndarray]:
+    """The vector copies the keyword statement read for these ids (float32, one conversion)."""
+    keys = [i for i in ids if getattr(rows.get(i), "vector", None) is not None]
+    blobs = [rows[k].vector for k in keys]
+    if len({len(b) for b in blobs}) != 1:  # none, or copies of different sizes (never kept together)
+        return {}
+    return dict(zip(keys, vector_matrix(blobs), strict=True))

@@ -84,6 +84,25 @@ def test_similarities_use_vectors_already_read(parts, monkeypatch):
     assert asked == [[b.id], [b.id]]
 
 
+def test_a_search_reads_the_keyword_candidates_rows_and_copies_once(parts, monkeypatch):
+    """The keyword statement brings the candidates' ranking rows and vector copies with it: no second lookup
+    by id for them (rank_fields is asked only about memories found by meaning alone, stored_vectors never),
+    and the ranking is the one a separate read gives."""
+    for n in range(12):  # look-alikes: the same invoice line but for one number
+        parts.ingest.add(f"invoice {n} for the garden shed, total {100 + n} euros")
+    parts.ingest.add("a note about something else entirely")
+    want = [(h.memory.id, round(h.score, 6)) for h in parts.retrieval.search("invoice total euros", expand=True)]
+    asked: dict[str, list[str]] = {"rank_fields": [], "stored_vectors": []}
+    for name in asked:
+        real = getattr(parts.store, name)
+        monkeypatch.setattr(parts.store, name,
+                            lambda ids, *a, _n=name, _r=real, **k: asked[_n].extend(ids) or _r(ids, *a, **k))
+    got = [(h.memory.id, round(h.score, 6)) for h in parts.retrieval.search("invoice total euros", expand=True)]
+    assert [i for i, _ in got] == [i for i, _ in want]
+    keyword = {i for i, _ in parts.store.keyword_search_terms(["invoice", "total", "euros*"], Filters(), 50)}
+    assert keyword and not keyword & set(asked["rank_fields"]) and asked["stored_vectors"] == []
+
+
 def test_ingest_adds_and_dedupes_and_the_importer_imports_through_it(parts):
     first = parts.ingest.add("the deploy runs at noon", source="CLI", tags=["#Ops", "ops"])
     assert first.status == "added" and first.memory.source == "cli" and first.memory.tags == ["ops"]

@@ -4,6 +4,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from desktop_memory.core.errors import NotFound, StorageError
 from desktop_memory.core.models import Memory
@@ -289,3 +291,39 @@ def test_get_many_with_filters_returns_only_the_memories_that_pass(tmp_path):
     assert set(store.get_many(ids, Filters(include_forgotten=True))) == {"a0", "a3", "b1", "alone"}
     assert set(store.get_many(ids, Filters(apps=("b",)))) == {"b1"} == store.filter_ids(ids, Filters(apps=("b",)))
     assert store.get_many([], Filters()) == {}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(notes=st.lists(st.tuples(st.sampled_from(["a", "b", None]), st.lists(st.sampled_from(
+           ["invoice", "invoices", "total", "due", "march", "april", "paid", "7", "8"]), min_size=1, max_size=6),
+           st.booleans(), st.booleans()), min_size=1, max_size=40),
+       query=st.lists(st.sampled_from(["invoice", "total", "due", "march", "paid", "7", "inv*", "zebra"]),
+                      min_size=1, max_size=4),
+       limit=st.integers(1, 30), previous=st.booleans())
+def test_keyword_candidates_read_the_ranking_rows_in_the_keyword_statement(tmp_path_factory, notes, query, limit,
+                                                                           previous):
+    """Look-alike notes in sessions (some forgotten, some without a vector copy): the candidates come with
+    exactly what `rank_fields` and `stored_vectors` would read for them, without a second lookup by id."""
+    store = Store(tmp_path_factory.mktemp("kc") / "db")
+    with store.transaction():
+        for n, (sess, words, gone, copy) in enumerate(notes):
+            mid = f"m{n:02}"
+            m = Memory(id=mid, content=" ".join(words), created_at=float(n), updated_at=float(n), content_hash=mid,
+                       importance=(n % 10) / 10, pinned=n % 3 == 0)
+            m.session_id = store.session_for("clipboard", sess, float(n), sess) if sess else None
+            store.insert(m)
+            if copy:
+                store.put_vectors([(mid, np.full(4, n + 1, dtype=np.float32))])
+            if gone:
+                store.update(mid, forgotten=True)
+    found, rows = store.keyword_candidates(query, Filters(), limit, previous=previous)
+    assert found == store.keyword_search_terms(query, Filters(), limit)
+    assert set(rows) <= {i for i, _ in found}
+    if not any(gone for _, _, gone, _ in notes):  # only a filtered-out row sends the search to the slower join
+        assert set(rows) == {i for i, _ in found}
+    want = store.rank_fields(list(rows), previous=previous)
+    copies = store.stored_vectors(list(rows))
+    assert {i: r[:6] for i, r in rows.items()} == {i: r[:6] for i, r in want.items()}
+    assert {i: r.vector for i, r in rows.items() if r.vector is not None} == \
+        {i: v.astype(np.float16).tobytes() for i, v in copies.items()}
+    store.close()
