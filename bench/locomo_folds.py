@@ -83,7 +83,7 @@ GRID: dict[str, list[Any]] = {
     "far_neighbour_weight": [0.0, 0.5, 0.6, 0.7, 0.75],
     "importance_weight": [0.0, 0.05, 0.1],
     "collapse_jaccard": [0.8, 0.9, 1.01],
-    "time_mention_boost": [0.0, 0.1, 0.2, 0.3, 0.5],
+    "time_mention_boost": [0.0, 0.1, 0.2, 0.3, 0.4, 0.6],
     "context_weight": [0.0, 0.2, 0.3, 0.5],
     "coverage_boost": [0.0, 0.5, 1.0, 2.0, 3.0],
 }
@@ -182,9 +182,10 @@ def replay(conv: Conversation, q: Question, p: RankingParams, now: float) -> lis
     hits = fuse(q.keyword, semantic, rows, now=now, params=p, limit=None if grouped else LIMIT * 2)
     if grouped:
         hits = first_slots(hits, LIMIT * 2)
-    hits = lift_coverage(hits, terms(q.text, prefix_last=True), p.coverage_boost)
+    question = terms(q.text, prefix_last=True)
+    hits = lift_coverage(hits, question, p.coverage_boost)
     if p.time_mention_boost > 0 and is_time_question(q.text):
-        hits = lift_time_mentions(hits, p.time_mention_boost)
+        hits = lift_time_mentions(hits, p.time_mention_boost, question)
     if p.neighbour_weight > 0 and hits:
         sources = [h.memory.id for h in hits[: p.neighbour_sources]]
         nb = {s: conv.neighbours.get(s, []) for s in sources}

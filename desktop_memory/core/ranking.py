@@ -195,14 +195,17 @@ def mentions_time(m: Any) -> bool:
     return any(isinstance(e, dict) and e.get("type") == "datetime" for e in getattr(m, "entities", None) or ())
 
 
-def lift_time_mentions(hits: list[Hit], boost: float) -> list[Hit]:
-    """For a question about time: hits that say when something happened score (1 + boost) x; re-sorted.
+def lift_time_mentions(hits: list[Hit], boost: float, query_terms: Sequence[str] = ()) -> list[Hit]:
+    """For a question about time: hits that say when something happened, and hold some of the question's
+    words, score (1 + boost) x; re-sorted.
 
     The turn that holds an event usually dates it ("I went to the group yesterday"); the replies
-    around it, which share its words, usually do not.
+    around it, which share its words, usually do not. A dated memory about something else (none of the
+    question's words) is not lifted over the undated one the question is about.
     """
+    wanted = _distinct(query_terms)
     for hit in hits:
-        if mentions_time(hit.memory):
+        if mentions_time(hit.memory) and (not wanted or _held(wanted, hit.memory.content or "") > 0):
             hit.score *= 1.0 + boost
             hit.explain["time_mention"] = True
             hit.explain["final"] = round(hit.score, 6)

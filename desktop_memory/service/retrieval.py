@@ -166,9 +166,10 @@ class Retrieval:
             full = self.store.get_many([h.memory.id for h in hits])
             hits = [replace(h, memory=full[h.memory.id]) for h in hits if h.memory.id in full]
         # hits holding more of the question's distinct words first
-        hits = lift_coverage(hits, terms(text, prefix_last=True), self.ranking.coverage_boost)
+        question = terms(text, prefix_last=True)
+        hits = lift_coverage(hits, question, self.ranking.coverage_boost)
         if self.ranking.time_mention_boost > 0 and is_time_question(text):  # the hits that say when
-            hits = lift_time_mentions(hits, self.ranking.time_mention_boost)
+            hits = lift_time_mentions(hits, self.ranking.time_mention_boost, question)
         if self.ranking.neighbour_weight > 0 and hits:
             sources = [h.memory.id for h in hits[: self.ranking.neighbour_sources]]
             neighbours, of_near = self.store.session_neighbourhood(sources)  # and theirs: one statement

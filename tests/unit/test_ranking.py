@@ -112,6 +112,23 @@ def test_a_time_question_lifts_the_hits_that_say_when():
     assert lift_time_mentions([], 0.2) == []
 
 
+def test_a_time_question_does_not_lift_a_dated_memory_about_something_else():
+    """Only a dated hit holding some of the question's words is lifted (the turn that holds the event); a
+    note that dates something else stays below the undated note the question is about."""
+    from desktop_memory.core.query import terms
+    from desktop_memory.core.ranking import lift_time_mentions
+
+    question = terms("when was the car at the mechanic", prefix_last=True)
+    about = mem("a", "took the car to the mechanic, new brake pads")
+    other = mem("o", "Call with Nina on September 9th about the quarterly plan")
+    on_topic = mem("t", "the car was at the mechanic on Tuesday")
+    lifted = lift_time_mentions([Hit(about, 1.0, {}), Hit(other, 0.9, {}), Hit(on_topic, 0.8, {})], 0.4, question)
+    assert [h.memory.id for h in lifted] == ["t", "a", "o"]
+    assert "time_mention" not in lifted[2].explain
+    # without the question's words (a caller that has none): every dated hit is lifted
+    assert [h.memory.id for h in lift_time_mentions([Hit(about, 1.0, {}), Hit(other, 0.9, {})], 0.4)] == ["o", "a"]
+
+
 def _collapse_reference(hits, threshold):
     """Every hit against every kept one, best first (the plain definition)."""
     kept = []
