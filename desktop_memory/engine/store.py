@@ -78,8 +78,6 @@ def _row_to_memory(row: Sequence[Any]) -> Memory:
     return Memory(**d)
 
 
-
-
 class Store(KeywordSearch, VectorRows, EnrichmentRows, StoreFigures, ReembedRows):
     """One connection to the memories database; used from one thread at a time.
 
