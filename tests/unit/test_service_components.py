@@ -87,18 +87,22 @@ def test_similarities_use_vectors_already_read(parts, monkeypatch):
 def test_a_search_reads_the_keyword_candidates_rows_and_copies_once(parts, monkeypatch):
     """The keyword statement brings the candidates' ranking rows and vector copies with it: no second lookup
     by id for them (rank_fields is asked only about memories found by meaning alone, stored_vectors never),
-    and the ranking is the one a separate read gives."""
+    and the ranking is the one reading them separately by id gives."""
     for n in range(12):  # look-alikes: the same invoice line but for one number
         parts.ingest.add(f"invoice {n} for the garden shed, total {100 + n} euros")
     parts.ingest.add("a note about something else entirely")
-    want = [(h.memory.id, round(h.score, 6)) for h in parts.retrieval.search("invoice total euros", expand=True)]
+    with monkeypatch.context() as m:  # the separate read: the keyword statement's rows dropped
+        read = parts.store.keyword_candidates
+        m.setattr(parts.store, "keyword_candidates", lambda *a, **k: (read(*a, **k)[0], {}))
+        want = [(h.memory.id, h.score) for h in parts.retrieval.search("invoice total euros", expand=True)]
     asked: dict[str, list[str]] = {"rank_fields": [], "stored_vectors": []}
     for name in asked:
         real = getattr(parts.store, name)
         monkeypatch.setattr(parts.store, name,
                             lambda ids, *a, _n=name, _r=real, **k: asked[_n].extend(ids) or _r(ids, *a, **k))
-    got = [(h.memory.id, round(h.score, 6)) for h in parts.retrieval.search("invoice total euros", expand=True)]
-    assert [i for i, _ in got] == [i for i, _ in want]
+    got = [(h.memory.id, h.score) for h in parts.retrieval.search("invoice total euros", expand=True)]
+    assert [i for i, _ in got] == [i for i, _ in want] and len(got) == 10
+    assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-6)  # recency's clock moves a little
     keyword = {i for i, _ in parts.store.keyword_search_terms(["invoice", "total", "euros*"], Filters(), 50)}
     assert keyword and not keyword & set(asked["rank_fields"]) and asked["stored_vectors"] == []
 
