@@ -9,12 +9,16 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 VENV="$ROOT/.venv"
 PY=${PYTHON:-python3}
+# llama.cpp is compiled here (PyPI has llama-cpp-python as source only), never for this machine's CPU
+# shellcheck source=llama_build.sh
+source "$ROOT/scripts/llama_build.sh"
 
-# Debian packages for the desktop tier: Qt's xcb plugin, Xvfb, a tray host, a keyring, clipboard tools.
+# Debian packages for the tests: the desktop tier's Qt's xcb plugin, Xvfb, a tray host, a keyring, clipboard tools.
 DESKTOP_APT=(libegl1 libgl1 libglib2.0-0 libfontconfig1 libxkbcommon0 libdbus-1-3 fonts-dejavu-core libx11-xcb1
     libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0
     libxcb-render-util0 libxcb-shape0 libxcb-xfixes0 libxcb-xkb1 xvfb xauth xdotool xclip trayer
-    gnome-keyring dbus)
+    gnome-keyring dbus
+    qemu-user binutils)  # tests/qemu: llama.cpp on older CPU models; objdump reads what the libraries need
 
 desktop_packages() {
     command -v dpkg-query >/dev/null || return 0  # not Debian: install the equivalents by hand
@@ -35,7 +39,7 @@ desktop_packages() {
 setup() {
     desktop_packages
     local stamp="$VENV/.setup-stamp" want
-    want=$(cat pyproject.toml scripts/dev.sh | sha256sum | cut -c1-16)
+    want=$(cat pyproject.toml scripts/dev.sh scripts/llama_build.sh | sha256sum | cut -c1-16)
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
         return 0
     fi
@@ -52,6 +56,7 @@ setup() {
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
     # The CPU build of torch first: anything else lets pip fetch GBs of CUDA packages.
     "$VENV/bin/python" -m pip install --quiet "torch==2.13.0"
+    llama_build "$VENV/bin/python"
     # the bge extra too: its integration test (tests/integration/test_bge_embedder.py) runs the real model
     "$VENV/bin/python" -m pip install --quiet -e ".[test,bge]"
     # apsw-sqlite3mc replaces plain apsw (both install the `apsw` module): drop an old venv's apsw, then
