@@ -21,17 +21,20 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .. import __version__
 from ..core.enrich import DETERMINISTIC, Enrichment, answer_schema, combine, lead_summary
 from ..core.errors import DesktopMemoryError, ModelUnavailable
 from .enrich_report import EnrichReport
 from .foreground import Foreground
 from .llm import LocalModel, ModelInfo, check_model, default_threads, prompt
+from .model_process import ModelCrashed, WorkerModel
 from .settings import Settings
 from .store import Store
 from .store_enrichment import EnrichmentInput, EnrichmentJob
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+Model = LocalModel | WorkerModel  # the same surface: in this process (tests, the worker itself) or in a worker
 
 __all__ = ["DETERMINISTIC", "EnrichReport", "Enricher", "Enrichment", "enrich_text", "lead_summary", "status"]
 
@@ -42,10 +45,11 @@ PROMPT_RESERVE_TOKENS = 380  # prompt text around the note, plus the answer
 # an answer cut short anyway is treated as no answer (the deterministic part is stored).
 MAX_TOKENS_SHORT = 160
 MAX_TOKENS_LONG = 260
+CRASHES_TO_STOP = 3  # the model worker's crashes in a row after which the model is not started again
 
 
 # -- the model's part ---------------------------------------------------------------------------
-def _model_answer(model: LocalModel, text: str, with_summary: bool, n_ctx: int) -> dict[str, Any]:
+def _model_answer(model: Model, text: str, with_summary: bool, n_ctx: int) -> dict[str, Any]:
     text = model.truncate(text, max(64, n_ctx - PROMPT_RESERVE_TOKENS - (120 if with_summary else 0)))
     user = prompt("enrich_user_summary.txt" if with_summary else "enrich_user.txt").replace("{text}", text)
     return model.json_completion(prompt("enrich_system.txt"), user, answer_schema(with_summary),
@@ -55,7 +59,7 @@ def _model_answer(model: LocalModel, text: str, with_summary: bool, n_ctx: int) 
 def enrich_text(
     text: str,
     *,
-    model: LocalModel | None = None,
+    model: Model | None = None,
     pinned: bool = False,
     repeats: int = 0,
     summary_chars: int = 280,
@@ -65,6 +69,15 @@ def enrich_text(
     answer = _model_answer(model, text, len(text) > summary_chars, n_ctx) if model is not None else {}
     return combine(text, answer, model_id=model.info.model_id if model is not None else "", pinned=pinned,
                    repeats=repeats, summary_chars=summary_chars)
+
+
+def stopped_line(health: dict[str, Any], model_id: str) -> str:
+    """The breaker: after CRASHES_TO_STOP crashes in a row of this model file under this app version, the line
+    that says so ("" while the model may be started). Another model file or app version starts afresh."""
+    if (health.get("model_id") == model_id and health.get("version") == __version__
+            and int(health.get("crashes", 0)) >= CRASHES_TO_STOP):
+        return f"{health.get('reason') or 'the local model kept crashing'}; memories are enriched without it"
+    return ""
 
 
 # -- the worker -------------------------------------------------------------------------------
@@ -87,7 +100,7 @@ class Enricher:
     """
 
     def __init__(self, db_path: Path, settings: Settings,
-                 model_factory: Callable[[ModelInfo, Settings], LocalModel] | None = None,
+                 model_factory: Callable[[ModelInfo, Settings], Model] | None = None,
                  open_store: Callable[[], Store] | None = None,
                  foreground: Foreground | None = None) -> None:
         self.db_path = db_path
@@ -95,7 +108,8 @@ class Enricher:
         self._in_background_job = False
         self._open_store = open_store or (lambda: Store(db_path))
         self.settings = settings
-        self._factory = model_factory or (lambda info, s: LocalModel(
+        # llama.cpp runs in a worker process (engine/model_process.py): its crash is a failed job, not ours
+        self._factory = model_factory or (lambda info, s: WorkerModel(
             info, n_ctx=s.llm_context, n_threads=s.llm_threads or default_threads()))
         self._cond = threading.Condition()
         self._calls: deque[tuple[Callable[[], Any], Future]] = deque()
@@ -106,7 +120,7 @@ class Enricher:
         self._told_at = 0.0
         self._untold = False  # a job finished since the counts were last told
         self._thread: threading.Thread | None = None
-        self.model: LocalModel | None = None
+        self.model: Model | None = None
         self.model_error = ""
         self.crashed = ""
         self.low_priority = False
@@ -168,8 +182,12 @@ class Enricher:
         return self.call(self._verify)
 
     def reset_model(self) -> None:
-        """Forget the loaded model and any load error (the settings changed)."""
-        self.call(self._drop_model)
+        """Forget the loaded model, any load error and its crashes (the settings changed, or the person said
+        Retry)."""
+        def reset() -> None:
+            self._drop_model()
+            self.store.set_model_health({})
+        self.call(reset)
 
     def try_model(self, info: ModelInfo) -> float:
         """Load and unload a model file on the enrichment thread; its load time, or ModelUnavailable."""
@@ -277,7 +295,7 @@ class Enricher:
             return
         self._untold, self._told_at = False, time.monotonic()
         try:
-            self.on_counts(self.store.enrichment_counts())
+            self.on_counts(self.store.enrichment_counts() | {"model_problem": self.model_error})
         except Exception:  # noqa: BLE001 - telling the tray must never stop enrichment
             log.debug("enrichment counts not told", exc_info=True)
 
@@ -288,12 +306,15 @@ class Enricher:
         self.model = None
         self.model_error = ""
 
-    def _get_model(self) -> LocalModel | None:
+    def _get_model(self) -> Model | None:
         """The model, loaded; None (with model_error set) when it cannot be used."""
         if self.model is None and not self.model_error:
             try:
                 info = check_model(self.settings.llm_model_path or None)
                 self._follow_model(info.model_id)
+                if stopped := self._stopped_line(info):
+                    self.model_error = stopped
+                    return None
                 self.model = self._factory(info, self.settings)
                 self.model.between_tokens = self._between_tokens
             except ModelUnavailable as exc:
@@ -309,6 +330,30 @@ class Enricher:
                 log.warning("enrichment without a model: %s", exc)
         return self.model
 
+    def _stopped_line(self, info: ModelInfo) -> str:
+        return stopped_line(self.store.model_health(), info.model_id)
+
+    def _crashed(self, exc: ModelCrashed) -> None:
+        """The worker died or hung: count it (persisted: a restart of the app does not reset it) and start
+        afresh with the next job, or not at all once the breaker is open."""
+        model, self.model = self.model, None
+        if model is not None:
+            model.unload()
+        info_id = model.info.model_id if model is not None else ""
+        health = self.store.model_health()
+        same = health.get("model_id") == info_id and health.get("version") == __version__
+        crashes = int(health.get("crashes", 0)) + 1 if same else 1
+        self.store.set_model_health({"model_id": info_id, "version": __version__, "crashes": crashes,
+                                     "reason": exc.reason, "at": time.time()})
+        log.info("%s (%d in a row)", exc.reason, crashes)  # the command or the tray says it, once
+        if crashes >= CRASHES_TO_STOP:
+            self.model_error = f"{exc.reason}; memories are enriched without it"
+
+    def _worked(self) -> None:
+        """A job done with the model: its crashes are no longer "in a row"."""
+        if self.store.model_health():
+            self.store.set_model_health({})
+
     def _follow_model(self, model_id: str) -> None:
         """A different model than last time: queue everything again."""
         previous = self.store.enrichment_model_id()
@@ -319,12 +364,17 @@ class Enricher:
 
     def _verify(self) -> dict[str, Any]:
         self._drop_model()
+        self.store.set_model_health({})  # the person asks to try it: the breaker closes
         started = time.perf_counter()
-        model = self._get_model()
-        if model is None:
-            raise ModelUnavailable(self.model_error)
-        result = enrich_text("Decision: Priya ships the beta release of Atlas in Berlin on March 3rd.",
-                             model=model, n_ctx=self.settings.llm_context)
+        try:
+            model = self._get_model()
+            if model is None:
+                raise ModelUnavailable(self.model_error)
+            result = enrich_text("Decision: Priya ships the beta release of Atlas in Berlin on March 3rd.",
+                                 model=model, n_ctx=self.settings.llm_context)
+        except ModelCrashed as exc:
+            self._crashed(exc)
+            raise
         return {"model": model.info.name, "path": str(model.info.path), "bytes": model.info.size,
                 "load_seconds": round(model.load_seconds, 3), "seconds": round(time.perf_counter() - started, 3),
                 "sample": asdict(result)}
@@ -363,7 +413,10 @@ class Enricher:
                 report.deterministic += 1
             else:
                 report.with_model += 1
+                self._worked()
         except Exception as exc:  # noqa: BLE001 - the job barrier: retried, then marked, never a crash
+            if isinstance(exc, ModelCrashed):
+                self._crashed(exc)
             message = str(exc) if isinstance(exc, DesktopMemoryError) else f"{type(exc).__name__}: {exc}"
             log.debug("enrichment job %s failed", job.memory_id, exc_info=True)
             report.errors.append(message[:200])
@@ -388,11 +441,16 @@ def status(store: Store, settings: Settings, enricher: Enricher | None) -> dict[
     counts = store.enrichment_counts()
     states = store.enrichment_states()
     model: dict[str, Any] = {"configured": settings.llm_model_path or "(default) SmolLM2-135M-Instruct"}
+    health = store.model_health()
     try:
         info = check_model(settings.llm_model_path or None)
         model.update(name=info.name, path=str(info.path), bytes=info.size, usable=True)
+        if stopped := stopped_line(health, info.model_id):
+            model.update(usable=False, error=stopped)
     except ModelUnavailable as exc:
         model.update(usable=False, error=str(exc))
+    if health.get("crashes"):
+        model["crashes"] = {"in_a_row": int(health["crashes"]), "last": str(health.get("reason", ""))}
     if enricher is not None:
         model["loaded"] = enricher.model is not None and enricher.model.loaded
         if enricher.model_error:

@@ -19,6 +19,7 @@ from ..core.enrich import Enrichment
 
 RETRY_BASE_S = 5.0  # a failed job waits 5 s, 10 s, 20 s... before its next attempt
 MODEL_KEY = "enrichment_model"  # meta: the model that enriched the memories
+HEALTH_KEY = "model_health"  # meta: the model worker's crashes in a row (engine/enrichment.py's breaker)
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,22 @@ class EnrichmentRows:
         with self.transaction():
             self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (MODEL_KEY, model_id))
 
+    def model_health(self) -> dict[str, Any]:
+        """The model worker's recent crashes ({} when it last worked): model_id, version, crashes, reason."""
+        value = self._one("SELECT value FROM meta WHERE key = ?", (HEALTH_KEY,))
+        try:
+            health = json.loads(value) if value else {}
+        except ValueError:
+            return {}
+        return health if isinstance(health, dict) else {}
+
+    def set_model_health(self, health: dict[str, Any]) -> None:
+        with self.transaction():
+            if health:
+                self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (HEALTH_KEY, _json(health)))
+            else:
+                self.db.execute("DELETE FROM meta WHERE key = ?", (HEALTH_KEY,))
+
     def requeue_enrichment(self) -> int:
         """Queue every memory again (the model changed); failed jobs get a fresh start. Returns how many."""
         with self.transaction():
@@ -105,10 +122,11 @@ class EnrichmentRows:
             return int(self._one("SELECT count(*) FROM enrichment_queue"))
 
     def retry_failed_enrichment(self) -> int:
-        """Give every failed job another round of attempts; returns how many."""
+        """Give every failed job another round of attempts, and those waiting for their next attempt a try now;
+        returns how many."""
         with self.transaction():
             self.db.execute("UPDATE enrichment_queue SET state = 'queued', attempts = 0, not_before = 0 "
-                            "WHERE state = 'failed'")
+                            "WHERE state = 'failed' OR (state = 'queued' AND attempts > 0)")
             return self.db.changes()
 
     def drop_enrichment_job(self, job: EnrichmentJob) -> None:

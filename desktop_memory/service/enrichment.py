@@ -100,6 +100,10 @@ class EnrichmentControl:
         return n
 
     def retry_failed(self) -> int:
+        """Give failed jobs another chance, and the local model too if it was stopped after crashing."""
         n = self.store.retry_failed_enrichment()
+        self.store.set_model_health({})
+        if self._enricher is not None:
+            self._enricher.reset_model()
         self.wake()
         return n

@@ -224,8 +224,9 @@ class MemoryService(EmbeddingModelOps):
         return self.lifecycle.stats()
 
     def doctor(self) -> dict[str, Any]:
-        """Check every store and repair what can be repaired (the vector index)."""
-        return self.lifecycle.doctor()
+        """Check and repair the stores; whether the local model runs (its stop is no damage: ok is unchanged)."""
+        checks, model = self.lifecycle.doctor(), self.enrichment.status()["model"]
+        return checks | {"local_model": "ok" if model.get("usable") else str(model.get("error")), "ok": checks["ok"]}
 
     def export_records(self, *, include_forgotten: bool = False) -> Iterator[dict[str, Any]]:
         """Records in the import format (plus the fields an import can carry back)."""
