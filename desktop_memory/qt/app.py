@@ -86,6 +86,7 @@ class DesktopApp(QObject):
         self._hotkey_triggers: dict[str, str] = {}  # Wayland: the combos the desktop says it uses
         self._settings_problem: str | None = None  # the damaged settings.json last told about
         self._index_told = ""  # the vector index repair last told about
+        self.model_problem = ""  # the local model's problem, as the engine last said it
         self.welcome: WelcomeWindow | None = None
         self.instance = single_instance.InstanceServer(single_instance.server_name(data_dir), self)
         self._resume = QTimer(self, singleShot=True, timeout=self.resume_capture)
@@ -104,6 +105,7 @@ class DesktopApp(QObject):
         self.hotkeys.triggers_changed.connect(self._hotkeys_changed)  # re-bound in the desktop's own settings
         self.instance.command_received.connect(self._command)
         self.queue_watch.queued.connect(self._queue_changed)
+        self.queue_watch.model_problem.connect(self._model_problem)
         t = self.tray
         t.search_requested.connect(self.search.toggle)
         t.capture_requested.connect(self.capture_clipboard)
@@ -115,6 +117,8 @@ class DesktopApp(QObject):
         t.settings_requested.connect(self.open_settings)
         t.folder_requested.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.data_dir))))
         t.retry_requested.connect(self.bridge.retry)
+        t.model_retry_requested.connect(lambda: self.bridge.submit(lambda s: s.retry_failed_enrichment(),
+                                                                   lambda _: None, self.notify))
         t.quit_requested.connect(self.quit)
 
     # -- start and stop -----------------------------------------------------------------------
@@ -210,6 +214,13 @@ class DesktopApp(QObject):
         """The engine said how many memories wait for enrichment (qt/queue_watch.py): the tray shows "working"."""
         self.enrich_pending = queued
         self._update_tray()
+
+    def _model_problem(self, problem: str) -> None:
+        """The engine says the local model stopped (or runs again): the menu says it, one notice says it once."""
+        self.tray.set_model_problem(problem)
+        if problem and problem != self.model_problem:
+            self.notify(problem[:1].upper() + problem[1:])
+        self.model_problem = problem
 
     def _open_failed(self, message: str) -> None:
         message = notices.plain(message)

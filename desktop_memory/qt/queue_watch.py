@@ -25,9 +25,11 @@ REDIAL_S = 1.0  # a pause before dialling again after the host went away or was 
 
 
 class QueueWatch(QObject):
-    """Emits `queued(int)` when the number of memories waiting for enrichment changes."""
+    """Emits `queued(int)` when the number of memories waiting for enrichment changes, and `model_problem(str)`
+    when the local model's problem does ("" once it runs again)."""
 
     queued = Signal(int)
+    model_problem = Signal(str)
 
     def __init__(self, connect: Callable[[], Any | None], parent: QObject | None = None) -> None:
         """`connect()` gives a fresh connection to the engine (None: no engine answers yet)."""
@@ -68,7 +70,7 @@ class QueueWatch(QObject):
             stop.wait(REDIAL_S)
 
     def _follow(self, conn: Any, stop: threading.Event) -> None:
-        since, last = -1, None  # -1: the current state at once (a new host counts from 0 again)
+        since, last, problem = -1, None, None  # -1: the current state at once (a new host counts from 0 again)
         while not stop.is_set():
             self.calls += 1
             state = conn.enrichment_changes(since=since, wait_s=WAIT_S)
@@ -76,3 +78,6 @@ class QueueWatch(QObject):
             if state["queued"] != last and not stop.is_set():
                 last = int(state["queued"])
                 self.queued.emit(last)
+            if state.get("model_problem", "") != problem and not stop.is_set():
+                problem = str(state.get("model_problem", ""))
+                self.model_problem.emit(problem)

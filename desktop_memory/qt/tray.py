@@ -47,6 +47,7 @@ class Tray(QObject):
     settings_requested = Signal()
     folder_requested = Signal()
     retry_requested = Signal()  # start the stopped engine again
+    model_retry_requested = Signal()  # try the stopped local model again
     quit_requested = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -59,6 +60,13 @@ class Tray(QObject):
         self.retry_action.triggered.connect(self.retry_requested.emit)
         self.retry_action.setVisible(False)
         self.menu.addAction(self.retry_action)
+        self.model_line = QAction("", self)  # the local model's problem, in one line (hidden when none)
+        self.model_line.setEnabled(False)
+        self.model_retry_action = QAction("Retry the &local model", self)
+        self.model_retry_action.triggered.connect(self.model_retry_requested.emit)
+        for action in (self.model_line, self.model_retry_action):
+            action.setVisible(False)
+            self.menu.addAction(action)
         self.search_action = self.menu.addAction("&Search…", self.search_requested.emit)
         self.capture_action = self.menu.addAction("&Capture clipboard now", self.capture_requested.emit)
         self.selection_action = self.menu.addAction("Capture se&lected text", self.selection_requested.emit)
@@ -110,6 +118,12 @@ class Tray(QObject):
         self.pause_menu.menuAction().setVisible(not paused)
         self.resume_action.setVisible(paused)
         self.retry_action.setVisible(engine == "stopped")
+
+    def set_model_problem(self, problem: str) -> None:
+        """What stopped the local model ("" when it runs): a line at the top of the menu, and Retry."""
+        self.model_line.setText(headline.cut(problem[:1].upper() + problem[1:], 90).replace("&", "&&"))
+        self.model_line.setVisible(bool(problem))
+        self.model_retry_action.setVisible(bool(problem))
 
     def set_recent(self, events: list[CaptureEvent]) -> None:
         """What the last copies became: saved ones open in the search window; skipped ones say why only."""

@@ -1,4 +1,4 @@
-"""Changes front ends wait for instead of polling: the enrichment queue's counts.
+"""Changes front ends wait for instead of polling: the enrichment queue's counts, and the local model's problem.
 
 The enrichment thread publishes the queue's counts when they may have changed (after a job, after
 `Enricher.wake()` from the ingest path); a front end asks `wait(since, wait_s)` and gets the next state as
@@ -20,11 +20,13 @@ class QueueEvents:
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._version = 0
-        self._counts: dict[str, int] = {"queued": 0, "failed": 0}
+        self._counts: dict[str, Any] = {"queued": 0, "failed": 0, "model_problem": ""}
 
-    def publish(self, counts: dict[str, int]) -> None:
-        """New counts (from any thread); waiters wake only when they differ from the last ones."""
-        fresh = {"queued": int(counts.get("queued", 0)), "failed": int(counts.get("failed", 0))}
+    def publish(self, counts: dict[str, Any]) -> None:
+        """New counts and the model's problem ("" when none: enrichment.Enricher.model_error), from any thread;
+        waiters wake only when they differ from the last ones."""
+        fresh = {"queued": int(counts.get("queued", 0)), "failed": int(counts.get("failed", 0)),
+                 "model_problem": str(counts.get("model_problem", ""))}
         with self._cond:
             if fresh == self._counts:
                 return

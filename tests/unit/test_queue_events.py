@@ -21,7 +21,7 @@ from tests.unit.test_enrichment import FakeModel, fake_gguf
 def test_a_waiter_gets_the_state_at_once_then_only_changes():
     events = QueueEvents()
     first = events.wait(-1, wait_s=5)
-    assert first == {"version": 0, "queued": 0, "failed": 0}
+    assert first == {"version": 0, "queued": 0, "failed": 0, "model_problem": ""}
     started = time.monotonic()
     assert events.wait(0, wait_s=0.2)["version"] == 0 and time.monotonic() - started >= 0.19  # nothing new
     events.publish({"queued": 0, "failed": 0})  # the same counts: no change
@@ -32,8 +32,11 @@ def test_a_waiter_gets_the_state_at_once_then_only_changes():
     assert not got
     events.publish({"queued": 3, "failed": 0})
     waiter.join(5)
-    assert got == [{"version": 1, "queued": 3, "failed": 0}]
+    assert got == [{"version": 1, "queued": 3, "failed": 0, "model_problem": ""}]
     assert events.wait(7, wait_s=30)["version"] == 1  # a version from another host: the state at once
+    events.publish({"queued": 3, "failed": 0, "model_problem": "the local model crashed (SIGSEGV)"})
+    assert events.wait(1, wait_s=5) == {"version": 2, "queued": 3, "failed": 0,
+                                        "model_problem": "the local model crashed (SIGSEGV)"}  # the tray's line
 
 
 def test_waits_are_bounded():
