@@ -155,6 +155,8 @@ class Snapshot:
     `formats` holds only the marker formats (secret markers, our own MIME type) with their data.
     `automatic`: the clipboard watcher saw it (stopped by pause and capture being off); else an explicit
     request (Capture clipboard now, a hotkey, the CLI). `paused`: the app's pause was on when it was taken.
+    `at`: when it was taken (epoch seconds, the front end's clock), the memory's time however late the engine
+    gets it (`copied_at`); None: when the engine gets it.
     """
 
     text: str | None
@@ -165,16 +167,18 @@ class Snapshot:
     source: str = "clipboard"  # the memory's source: clipboard, hotkey (the selection), cli, mcp
     automatic: bool = False
     paused: bool = False
+    at: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data (format data in base64)."""
         return {"text": self.text, "formats": {k: base64.b64encode(v).decode("ascii") for k, v in self.formats.items()},
                 "app": self.app, "window": self.window, "kind": self.kind, "source": self.source,
-                "automatic": self.automatic, "paused": self.paused}
+                "automatic": self.automatic, "paused": self.paused, "at": self.at}
 
     @classmethod
     def from_dict(cls, raw: Any) -> Snapshot:
-        """Checked like any input from outside: ValueError (one line) on a wrong type or size."""
+        """Checked like any input from outside: ValueError (one line) on a wrong type or size; an `at` that is not
+        a number is dropped (the engine's clock then), never refused."""
         if not isinstance(raw, Mapping):
             raise ValueError("a snapshot must be an object")
         text = raw.get("text")
@@ -191,8 +195,20 @@ class Snapshot:
             raise ValueError("snapshot app, window, kind and source must be strings; automatic and paused true/false")
         if fields["source"] not in CAPTURE_SOURCES:
             raise ValueError(f"snapshot source must be one of {', '.join(CAPTURE_SOURCES)}")
+        at = raw.get("at")
         return cls(text, _decoded(formats), app=fields["app"][:200], window=fields["window"][:500],
-                   kind=fields["kind"][:40], source=fields["source"], **flags)
+                   kind=fields["kind"][:40], source=fields["source"], **flags,
+                   at=at if isinstance(at, int | float) and not isinstance(at, bool) else None)
+
+
+def copied_at(at: float | None, now: float) -> float | None:
+    """The time a copy is stored at: its own `at` when that is a time up to `now`; None (now) otherwise.
+
+    A front end's time is not trusted blindly: one ahead of the engine's clock (by a moment, two readings of
+    one clock, or by far, a wrong value) is now, so a memory is never dated in the future; one before 1970,
+    NaN or infinite is now too (NaN and the infinities fail the comparison).
+    """
+    return float(at) if at is not None and 0 <= at <= now else None
 
 
 def _decoded(formats: Mapping[Any, Any]) -> dict[str, bytes]:

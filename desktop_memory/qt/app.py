@@ -364,7 +364,7 @@ class DesktopApp(QObject):
         if text is None:
             self.notify("Nothing selected: select some text, then press the hotkey again")
             return
-        snap = Snapshot(text, app=app, window=window)
+        snap = Snapshot(text, app=app, window=window, at=time.time())
         self.bridge.submit(lambda s: capture_now.capture(s, snap, source="hotkey"), self._captured, hold=True)
 
     def capture_copy(self, snap: Snapshot) -> None:

@@ -1,6 +1,7 @@
 """The app's side of a capture: "Capture clipboard now", the hotkeys and the watcher.
 
-`snapshot` runs on the GUI thread (it reads the clipboard) and turns what it holds into plain data;
+`snapshot` runs on the GUI thread (it reads the clipboard) and turns what it holds into plain data, with the
+time of the copy (the memory's time, also when the engine gets it only after a restart or the person's Retry);
 `capture` runs on the engine lane and sends it once (`service.capture`): the engine applies the markers,
 rules, size limits and redaction (service/capture.py) and answers saved or skipped with the reason. What
 it returns is for a notification and for "Recent captures", so it never quotes the text.
@@ -25,13 +26,14 @@ log = logging.getLogger(__name__)
 def snapshot(mime: QMimeData | None, app: str = "", window: str = "") -> Snapshot:
     """What the clipboard holds: its text and only the formats that mark secrets (or our own copies)."""
     if mime is None:
-        return Snapshot(None, kind="empty")
+        return Snapshot(None, kind="empty", at=time.time())
     wanted = (*MARKER_FORMATS, OWN_MIME)
     formats = {f: bytes(mime.data(f).data()) for f in mime.formats() if any(w in f for w in wanted)}
     if sys.platform == "darwin":  # Qt hides pasteboard types it has no converter for: ask the pasteboard
         formats.update(_pasteboard_markers())
     text = mime.text() if mime.hasText() else None
-    return Snapshot(text, formats, app=app, window=window, kind="text" if text is not None else "image or files")
+    return Snapshot(text, formats, app=app, window=window, kind="text" if text is not None else "image or files",
+                    at=time.time())
 
 
 def _pasteboard_markers() -> dict[str, bytes]:

@@ -10,6 +10,7 @@ reason, never any of the copied text. Nothing here is logged above debug.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,7 @@ from ..core.capture import (
     CaptureRule,
     Snapshot,
     build_rules,
+    copied_at,
     judge,
     looks_like_password,
 )
@@ -52,7 +54,7 @@ def capture(snap: Snapshot, settings: Settings, prepare: Prepare, store: Store) 
     meta = {"window": snap.window} if snap.window else {}
     try:
         memory, counts = prepare(decision.text, source=snap.source, source_app=snap.app, tags=decision.tags,
-                                 metadata=meta)
+                                 metadata=meta, created_at=copied_at(snap.at, time.time()))
     except InvalidInput as exc:  # longer than the folder's size limit, a field out of range
         return CaptureResult.skipped(" ".join(str(exc).split())[:200])
     if looks_like_password(memory.content, sum(counts.values())):

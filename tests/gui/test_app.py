@@ -16,6 +16,7 @@ import pytest
 from PySide6.QtCore import QByteArray, QMimeData
 from PySide6.QtGui import QGuiApplication
 
+from desktop_memory.core.models import from_iso
 from desktop_memory.core.notices import FIRST_SAVED
 from desktop_memory.ipc import spawn
 from desktop_memory.qt import single_instance
@@ -237,6 +238,12 @@ def stored(qtbot, engine, app: DesktopApp) -> list[str]:
     return engine(app.bridge, lambda s: [m["content"] for m in s.export_records()])
 
 
+def copied_between(qtbot, engine, app: DesktopApp, start: float, end: float) -> list[bool]:
+    """Per stored memory: whether its created_at falls between the two wall-clock times (to export's microsecond)."""
+    times = engine(app.bridge, lambda s: [from_iso(m["created_at"]) for m in s.export_records()])
+    return [start - 1e-3 <= t <= end + 1e-3 for t in times]
+
+
 def search_for(qtbot, app: DesktopApp, query: str) -> str:
     """Search in the search window; the content of the top result."""
     app.search.query.setText(query)
@@ -263,9 +270,10 @@ def test_the_engine_runs_in_its_own_process_and_comes_back_after_a_kill(qtbot, h
     assert app.notices == ["Saved", "Settings saved"]
 
     os.kill(host_pid, signal.SIGKILL)
-    killed = time.monotonic()
+    killed, copying = time.monotonic(), time.time()
     for n, place in enumerate(("Porto", "Braga", "Faro"), 1):  # copies while the engine is down or restarting
         copy_and_capture(app, f"Copied while the engine was down ({n}): the train to {place} leaves at 9")
+    copied = time.time()
     qtbot.waitUntil(lambda: len(app.states) == 5, timeout=30_000)
     assert time.monotonic() - killed < 5.0
     assert app.states[3:] == [("restarting", "restarting"), ("ready", READY)]
@@ -277,6 +285,7 @@ def test_the_engine_runs_in_its_own_process_and_comes_back_after_a_kill(qtbot, h
         "Copied while the engine was down (1): the train to Porto leaves at 9",
         "Copied while the engine was down (2): the train to Braga leaves at 9",
         "Copied while the engine was down (3): the train to Faro leaves at 9"]  # in the order they were copied
+    assert copied_between(qtbot, engine, app, copying, copied) == [False, True, True, True]  # not when it came back
     assert search_for(qtbot, app, "Lisbon offsite") == "The offsite is in Lisbon on May 12th"
     assert app.tray.state in ("ready", "working")  # working: enrichment of the new memories
     assert len(app.notices) == 6  # one notice for the incident, none for each job
@@ -323,7 +332,9 @@ def test_an_engine_that_cannot_restart_is_reported_once_and_retried_on_request(
     app.search.query.setText("Lisbon")
     app.search.run_search()
     qtbot.waitUntil(lambda: "The memory engine is stopped" in app.search.empty.text(), timeout=10_000)
+    copying = time.time()
     copy_and_capture(app, "Copied while the engine was stopped: the dentist is on Thursday at 4")
+    copied = time.time()
     qtbot.wait(500)
     assert len(app.notices) == 1  # the search and the capture waiting for the engine add no balloons
 
@@ -335,6 +346,7 @@ def test_an_engine_that_cannot_restart_is_reported_once_and_retried_on_request(
     qtbot.waitUntil(lambda: len(app.notices) == 3, timeout=30_000)
     assert sorted(app.notices[1:]) == ["Saved", "The memory engine restarted; nothing was lost."]
     assert stored(qtbot, engine, app) == ["Copied while the engine was stopped: the dentist is on Thursday at 4"]
+    assert copied_between(qtbot, engine, app, copying, copied) == [True]  # dated when copied, not at the Retry
 
 
 def test_an_add_run_again_after_the_host_died_never_makes_a_second_memory(qtbot, hosted, engine) -> None:

@@ -208,9 +208,11 @@ def test_password_like_text_is_what_is_left_beside_placeholders(redacted, count,
 
 def test_snapshots_travel_as_plain_json_data():
     snap = Snapshot("hello there friend", {"x-kde-passwordManagerHint": b"secret", OWN_MIME: b"\x00\xff"},
-                    app="kate", window="notes.txt", source="hotkey", automatic=False, paused=True)
+                    app="kate", window="notes.txt", source="hotkey", automatic=False, paused=True, at=1_800_000_000.5)
     again = Snapshot.from_dict(json.loads(json.dumps(snap.to_dict())))
     assert again == snap and _judge(again).reason == "our own copy"
+    assert Snapshot.from_dict({"text": "x"}).at is None  # an older front end: the engine's clock
+    assert [Snapshot.from_dict({"text": "x", "at": v}).at for v in ("soon", True, [1], None, 7)] == [None] * 4 + [7.0]
     result = CaptureResult.saved("extended", "m1", "Deploy", 2)
     assert CaptureResult.from_dict(json.loads(json.dumps(result.to_dict()))) == result
     assert result.message == "Saved (extends the previous copy; the earlier text is kept) (2 secret(s) redacted)"

@@ -1,9 +1,12 @@
 """The service over real SQLite and Chroma, with the fake embedder (fast)."""
 
 import json
+import math
+import time
 
 import pytest
 
+from desktop_memory.core.capture import Snapshot
 from desktop_memory.core.errors import DataDirLocked, InvalidInput, NotFound
 from desktop_memory.core.query import Filters
 from desktop_memory.service import MemoryService
@@ -90,6 +93,35 @@ def test_extension_only_from_the_same_source_and_app_within_the_window(fake_serv
         assert r.status == "extended" and r.memory.id == b.memory.id
     assert [v.content for v in fake_service.versions(b.memory.id)] == [
         "Status", "Status: green", "Status: green, deploy at 5"]
+
+
+def test_a_copy_is_stored_at_the_time_it_was_copied_however_late_the_engine_gets_it(fake_service):
+    copied = time.time() - 3600  # the host was down for an hour; the app held the copy until Retry
+    sent = Snapshot("Copied while the engine was stopped: the dentist is on Thursday at 4", at=copied,
+                    source="clipboard", automatic=True)
+    result = fake_service.capture(Snapshot.from_dict(json.loads(json.dumps(sent.to_dict()))))  # as on the socket
+    assert result.stored and fake_service.get(result.memory_id).created_at == copied
+    direct = fake_service.capture(Snapshot("Copied by the hotkey an hour ago: the plumber comes at 8", at=copied,
+                                           source="hotkey"))  # in-process, no socket
+    assert fake_service.get(direct.memory_id).created_at == copied
+
+
+AHEAD = {"an hour ahead": 3600.0, "a moment ahead": 1.0}  # seconds after now (a moment ahead: kept, as now)
+
+
+@pytest.mark.parametrize("at", [
+    *AHEAD, 1e300, math.nan, math.inf, -math.inf, -5.0, "2020-01-01T00:00:00Z", "yesterday", True, [1], {"t": 1}, None,
+])
+def test_a_copy_time_that_cannot_be_trusted_is_stored_as_now(fake_service, at):
+    """In the future (beyond a clock tolerance), not finite, before 1970 or not a number: the engine's own clock."""
+    before = time.time()
+    at = before + AHEAD[at] if isinstance(at, str) and at in AHEAD else at
+    raw = {**Snapshot("Lunch order for Friday: two vegetarian, one vegan").to_dict(), "at": at}
+    result = fake_service.capture(Snapshot.from_dict(json.loads(json.dumps(raw))))  # as on the socket: never a crash
+    assert result.stored and before <= fake_service.get(result.memory_id).created_at <= time.time()
+    if isinstance(at, float):  # numbers also in-process, where no socket decodes them
+        again = fake_service.capture(Snapshot("Dinner order for Friday: three pizzas and a salad", at=at))
+        assert again.stored and before <= fake_service.get(again.memory_id).created_at <= time.time()
 
 
 def test_a_short_capture_quoted_inside_a_later_one_is_not_extended(fake_service):
