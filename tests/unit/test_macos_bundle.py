@@ -40,7 +40,10 @@ def test_the_workflow_builds_smoke_tests_installs_and_uninstalls():
     yaml = pytest.importorskip("yaml")
     jobs = yaml.safe_load((ROOT / ".github" / "workflows" / "installers.yml").read_text(encoding="utf-8"))["jobs"]
     runs = {name: "\n".join(str(s.get("run", "")) for s in job["steps"]) for name, job in jobs.items()}
-    assert jobs["macos"]["runs-on"].startswith("macos") and jobs["windows"]["runs-on"].startswith("windows")
+    assert set(jobs["macos"]["strategy"]["matrix"]["runner"]) == {"macos-14", "macos-13"}  # arm64 and x86_64
+    assert jobs["windows"]["runs-on"].startswith("windows")
+    for name, steps in runs.items():  # llama.cpp built for the architecture, never the runner's CPU (issue 28)
+        assert "scripts/llama_build.sh" in steps and steps.index("llama_build.sh") < steps.index("pip install -e"), name
     assert "build_dmg.sh" in runs["macos"] and "--smoke-test" in runs["macos"] and "hdiutil attach" in runs["macos"]
     assert "test_macos_" in runs["macos"] and jobs["macos"]["env"]["QT_QPA_PLATFORM"] == "offscreen"
     win = runs["windows"]
