@@ -61,8 +61,8 @@ def text_of(rng: random.Random, chars: int) -> str:
     return out[:chars].rsplit(" ", 1)[0] + "."
 
 
-def rss_mb() -> float:
-    with open("/proc/self/status", encoding="ascii") as fh:
+def rss_mb(pid: int | str = "self") -> float:
+    with open(f"/proc/{pid}/status", encoding="ascii") as fh:
         for line in fh:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
@@ -136,6 +136,8 @@ def main() -> None:
             report[f"{label}_load_avg"] = os.getloadavg()[0]
             report.setdefault("model", result.model or result.model_error)
         report["rss_mb_model_loaded"] = round(rss_mb(), 1)
+        worker = getattr(service.enricher.model, "pid", None)  # since issue 28 the model runs in a worker process
+        report["worker_rss_mb_model_loaded"] = round(rss_mb(worker), 1) if worker else 0.0
         service.start_enrichment()  # background mode: unloads after the idle time
         time.sleep(service.settings.llm_idle_unload_s + 3)
         report["rss_mb_after_unload"] = round(rss_mb(), 1)
