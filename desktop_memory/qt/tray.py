@@ -121,7 +121,9 @@ class Tray(QObject):
 
     def set_model_problem(self, problem: str) -> None:
         """What stopped the local model ("" when it runs): a line at the top of the menu, and Retry."""
-        self.model_line.setText(headline.cut(problem[:1].upper() + problem[1:], 90).replace("&", "&&"))
+        what = problem.split("; ")[0]  # the reason; the notice gives the whole line
+        self.model_line.setText(headline.cut(what[:1].upper() + what[1:], 90).replace("&", "&&"))
+        self.model_line.setToolTip(problem)
         self.model_line.setVisible(bool(problem))
         self.model_retry_action.setVisible(bool(problem))
 

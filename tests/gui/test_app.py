@@ -291,6 +291,36 @@ def test_the_engine_runs_in_its_own_process_and_comes_back_after_a_kill(qtbot, h
     assert len(app.notices) == 6  # one notice for the incident, none for each job
 
 
+def test_the_model_worker_dying_leaves_the_app_its_engine_and_the_tray_says_so(qtbot, hosted, engine) -> None:
+    """Issue 28: llama.cpp dies of SIGILL in background enrichment, three times; the host keeps its PID, every
+    copy is saved and found, the tray says it in one line (one notice), and Retry brings the model back."""
+    from tests.integration.test_model_worker_real import NOTES, kill_workers
+
+    app = hosted
+    host_pid = app.host.pid
+    stop, killed = threading.Event(), []
+    killer = threading.Thread(target=kill_workers, args=(host_pid, signal.SIGILL, 3, stop, killed), daemon=True)
+    killer.start()
+    try:
+        for text in NOTES[:6]:
+            copy_and_capture(app, text)
+        qtbot.waitUntil(lambda: app.tray.model_line.isVisible(), timeout=300_000)
+    finally:
+        stop.set()
+        killer.join()
+    assert len(killed) == 3 and app.host.pid == host_pid and app.engine_state == "ready"
+    assert app.tray.model_line.text() == "The local model stopped: this computer's CPU cannot run this build of it"
+    assert app.tray.model_retry_action.isVisible()
+    told = [n for n in app.notices if "local model" in n]
+    assert told == [app.tray.model_line.text() + "; memories are enriched without it"]  # once, the whole line
+    assert stored(qtbot, engine, app) == NOTES[:6]
+    assert search_for(qtbot, app, "Lisbon flight Saturday") == NOTES[2]
+    app.tray.model_retry_action.trigger()  # the person's Retry: the model runs again
+    qtbot.waitUntil(lambda: not app.tray.model_line.isVisible(), timeout=60_000)
+    model = engine(app.bridge, lambda s: s.enrichment_status()["model"])
+    assert model["usable"] is True and "error" not in model
+
+
 def test_a_hung_engine_is_killed_and_restarted(qtbot, hosted, engine) -> None:
     app = hosted
     app.queue_watch.stop()  # the search below is the call that finds the hang
