@@ -1,7 +1,7 @@
 """A stand-in for engine/model_worker.py in unit tests: the same protocol, no llama.cpp, and deaths on demand.
 
 FAKE_WORKER_MODE: "ok" (default); "sigill-without-lib" (dies of SIGILL while loading unless LLAMA_CPP_LIB_PATH is
-set, like a build this CPU cannot run); "sigill-load"; "sigill-complete", "segv-complete", "hang-complete" (after
+set, like a build this CPU cannot run); "sigill-load"; "segv-load" (a GGUF that breaks llama.cpp); "sigill-complete", "segv-complete", "hang-complete" (after
 the first token). FAKE_WORKER_PIDS: a file each started worker appends its pid to.
 """
 
@@ -30,6 +30,8 @@ def main() -> None:
         if op == "load":
             if mode == "sigill-load" or (mode == "sigill-without-lib" and not os.environ.get("LLAMA_CPP_LIB_PATH")):
                 die(signal.SIGILL)
+            if mode == "segv-load":
+                die(signal.SIGSEGV)
             if not os.path.exists(request["path"]):
                 out.write(json.dumps({"error": "model file not found", "kind": "unavailable"}) + "\n")
             else:

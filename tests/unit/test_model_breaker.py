@@ -115,3 +115,14 @@ def test_a_job_done_with_the_model_ends_the_run_of_deaths(service, monkeypatch):
     service.add("a second note about the offsite in Lisbon")
     report = service.enrich(1)
     assert report.with_model == 1 and service.store.model_health() == {}
+
+
+def test_model_set_refuses_a_gguf_that_crashes_llama_cpp_in_one_line(service, monkeypatch, tmp_path):
+    before = service.settings.llm_model_path
+    other = fake_gguf(tmp_path / "broken.gguf", size=8192)
+    monkeypatch.setenv("FAKE_WORKER_MODE", "segv-load")
+    with pytest.raises(model_process.ModelCrashed, match=r"^the local model crashed \(SIGSEGV\)$"):
+        service.set_enrichment_model(str(other))
+    assert service.settings.llm_model_path == before  # the setting is not changed
+    monkeypatch.setenv("FAKE_WORKER_MODE", "ok")
+    assert service.enrich(5).processed == 0  # and the engine carries on
