@@ -53,8 +53,14 @@ def cmd_enrich(service: MemoryService, args: argparse.Namespace) -> int:
         f"({report.with_model} with {report.model or 'no model'}, {report.deterministic} patterns only, "
         f"{report.retried} to retry, {report.failed} failed); {report.remaining} still queued")
     if report.model_error:
-        out(f"model: {report.model_error} (patterns only)")
+        out(f"model: {_with_consequence(report.model_error)}")
+    elif report.errors:  # e.g. the model worker crashed once: that job is tried again later
+        out(f"problem: {report.errors[-1]} ({report.retried} to retry)")
     return 0
+
+
+def _with_consequence(error: str) -> str:
+    return error if error.endswith("without it") else f"{error} (patterns only)"
 
 
 @handler("status")
@@ -77,7 +83,9 @@ def _print_model(model: dict[str, Any]) -> None:
     if model.get("path"):
         out(f"path:        {model['path']} ({model['bytes'] / 2**20:.0f} MB)")
     if not model.get("usable"):
-        out(f"problem:     {model.get('error')} (enrichment uses patterns only)")
+        out(f"problem:     {_with_consequence(str(model.get('error')))}")
+    elif crashes := model.get("crashes"):
+        out(f"last crash:  {crashes['last']} ({crashes['in_a_row']} in a row; the model is left off after 3)")
 
 
 @handler("model")
