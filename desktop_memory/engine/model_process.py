@@ -31,6 +31,7 @@ from ..assets import package_folder
 from ..core.errors import DesktopMemoryError, ModelUnavailable
 from . import model_worker
 from .llm import ModelInfo
+from .pipes import read_lines
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +100,7 @@ class WorkerModel:
         self.load_seconds = 0.0
         self.between_tokens: Callable[[], None] | None = None
         self.variant = ""
-        self._proc: subprocess.Popen[str] | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._lock = threading.Lock()
 
@@ -128,9 +129,9 @@ class WorkerModel:
             "creationflags": getattr(subprocess, "CREATE_NO_WINDOW", 0)}
         self._proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       stderr=None if log.isEnabledFor(logging.DEBUG) else subprocess.DEVNULL,
-                                      env=self._env(lib), text=True, encoding="utf-8", bufsize=1, **flags)
+                                      env=self._env(lib), **flags)
         self._lines = queue.Queue()
-        threading.Thread(target=_read_lines, args=(self._proc.stdout, self._lines), daemon=True,
+        threading.Thread(target=_read_answers, args=(self._proc.stdout, self._lines), daemon=True,
                          name="model-worker-reader").start()
 
     def _end(self) -> None:
@@ -163,7 +164,7 @@ class WorkerModel:
     def _send(self, message: dict[str, Any]) -> None:
         assert self._proc is not None and self._proc.stdin is not None
         try:
-            self._proc.stdin.write(json.dumps(message, ensure_ascii=True) + "\n")
+            self._proc.stdin.write(json.dumps(message, ensure_ascii=True).encode("ascii") + b"\n")
             self._proc.stdin.flush()
         except (OSError, ValueError) as exc:  # the worker is gone: its exit says why
             raise self._died("a request") from exc
@@ -247,7 +248,7 @@ class WorkerModel:
         return result if isinstance(result, dict) else {}
 
 
-def _close(stream: IO[str] | None) -> None:
+def _close(stream: IO[bytes] | None) -> None:
     try:
         if stream is not None:
             stream.close()
@@ -255,12 +256,13 @@ def _close(stream: IO[str] | None) -> None:
         pass
 
 
-def _read_lines(stream: IO[str] | None, into: queue.Queue[str | None]) -> None:
-    """The worker's answers, a line at a time, then None when it closed its end (exit or crash)."""
+def _read_answers(stream: IO[bytes] | None, into: queue.Queue[str | None]) -> None:
+    """The worker's answers, a line at a time, then None when it closed its end (exit or crash). Read below the
+    C runtime (engine/pipes.py): on Windows its read would hold a lock that DLLs loading meanwhile wait for."""
     if stream is not None:
         try:
-            for line in stream:
-                into.put(line)
+            for line in read_lines(stream.fileno()):
+                into.put(line.decode("utf-8", errors="replace"))
         except (OSError, ValueError):
             pass
         finally:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from ..core.errors import DesktopMemoryError
+from ..engine.pipes import read_raw
 from .lane import ENGINE_NICE, EngineLane, lower_priority
 from .server import IpcServer
 
@@ -35,28 +36,13 @@ def one_line(exc: BaseException) -> str:
     return f"unexpected error: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
 
 
-def _read_raw(fd: int) -> bytes:
-    """One read of the descriptor `fd`, below the C runtime on Windows.
-
-    The C runtime's read() holds fd's lock until data comes; a DLL loaded meanwhile (numpy's, on the engine's
-    first import) waits for that lock, so the host hung at start (found under Wine). ReadFile takes no lock.
-    """
-    if os.name == "nt":
-        import _winapi  # noqa: PLC0415 - Windows only
-        import msvcrt  # noqa: PLC0415 - Windows only
-
-        data, _ = _winapi.ReadFile(msvcrt.get_osfhandle(fd), 4096)  # type: ignore[attr-defined]
-        return bytes(data)
-    return os.read(fd, 4096)
-
-
 def _watch_stdin(fd: int, stop: threading.Event) -> None:
     """Set `stop` when the parent's end of the pipe closes (EOF): the parent quit or died.
 
     Reads the raw descriptor: a thread blocked in sys.stdin's buffered reader aborts the interpreter's exit.
     """
     try:
-        while _read_raw(fd):
+        while read_raw(fd):
             pass
     except (OSError, ValueError):
         log.debug("reading stdin failed", exc_info=True)
