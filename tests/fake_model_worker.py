@@ -1,8 +1,9 @@
 """A stand-in for engine/model_worker.py in unit tests: the same protocol, no llama.cpp, and deaths on demand.
 
 FAKE_WORKER_MODE: "ok" (default); "sigill-without-lib" (dies of SIGILL while loading unless LLAMA_CPP_LIB_PATH is
-set, like a build this CPU cannot run); "sigill-load"; "segv-load" (a GGUF that breaks llama.cpp); "sigill-complete", "segv-complete", "hang-complete" (after
-the first token). FAKE_WORKER_PIDS: a file each started worker appends its pid to.
+set, like a build this CPU cannot run); "sigill-load"; "segv-load" (a GGUF that breaks llama.cpp);
+"sigill-complete", "segv-complete", "hang-complete" (after the first token).
+FAKE_WORKER_PIDS: a file each started worker appends its pid to.
 """
 
 import json

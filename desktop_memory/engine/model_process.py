@@ -18,7 +18,6 @@ import json
 import logging
 import os
 import queue
-import signal
 import subprocess
 import sys
 import threading
@@ -29,6 +28,7 @@ from typing import IO, Any
 
 from ..assets import package_folder
 from ..core.errors import DesktopMemoryError, ModelUnavailable
+from ..core.exits import how_it_ended, illegal_instruction
 from . import model_worker
 from .llm import ModelInfo
 from .pipes import read_lines
@@ -37,9 +37,6 @@ log = logging.getLogger(__name__)
 
 LOAD_DEADLINE_S = 180.0  # a large GGUF chosen with `model set`, read from a slow disk
 SILENCE_DEADLINE_S = 120.0  # the longest a worker may go without a word (a prompt of 2k tokens on a big model)
-STATUS_ILLEGAL_INSTRUCTION = 0xC000001D  # Windows' exit code for it
-_SIGILL = -int(getattr(signal, "SIGILL", 4))
-_SIGKILL = -int(getattr(signal, "SIGKILL", 9))
 
 
 class ModelCrashed(DesktopMemoryError):
@@ -61,23 +58,11 @@ def lib_variants() -> list[tuple[str, Path | None]]:
     return found
 
 
-def is_illegal_instruction(code: int | None) -> bool:
-    return code is not None and (code == _SIGILL or code & 0xFFFFFFFF == STATUS_ILLEGAL_INSTRUCTION)
-
-
 def describe_exit(code: int | None) -> ModelCrashed:
     """A worker's exit code as the line a person reads."""
-    if is_illegal_instruction(code):
+    if illegal_instruction(code):
         return ModelCrashed("the local model stopped: this computer's CPU cannot run this build of it", cpu=True)
-    if code == _SIGKILL:
-        return ModelCrashed("the local model was stopped by the system (out of memory?)")
-    if code is not None and code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return ModelCrashed(f"the local model crashed ({name})")
-    return ModelCrashed(f"the local model stopped unexpectedly (exit code {code})")
+    return ModelCrashed(f"the local model stopped: {how_it_ended(code)}")
 
 
 _variant: dict[str, int] = {"index": 0}  # the first variant not yet seen to fail on this CPU (per process)

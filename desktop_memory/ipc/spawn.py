@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..core.errors import StorageError
+from ..core.exits import how_it_ended, illegal_instruction
 from .client import RemoteService, connect
 from .host import ERROR, READY
 
@@ -56,6 +57,7 @@ class HostProcess:
         self.enrich = enrich
         self.on_exit = on_exit  # called (on a helper thread) when the host ends without being asked to
         self.proc: subprocess.Popen[bytes] | None = None
+        self.last_exit: int | None = None  # how the last host that ended by itself ended (its exit code)
         self._closed = threading.Event()  # stop() was called: nothing starts any more
         self._asked: set[int] = set()  # pids we ended ourselves: their exit is no news
         self._lock = threading.Lock()
@@ -91,6 +93,9 @@ class HostProcess:
             code = self._end(proc, timeout=STOP_TIMEOUT_S)
             log.info("the engine host ended while starting (exit code %s)", code)
             message = line[len(ERROR):].strip() if line.startswith(ERROR) else ""
+            if not message and code is not None and (code < 0 or illegal_instruction(code)):  # a crash
+                self.last_exit = code
+                message = f"the engine stopped while starting: {how_it_ended(code)}"
             raise HostFailed(message or "the engine stopped while starting; `desktop-memory doctor` checks the "
                              "data folder")
         threading.Thread(target=self._watch, args=(proc,), name="engine-host-watch", daemon=True).start()
@@ -127,6 +132,7 @@ class HostProcess:
         if self._closed.is_set() or proc.pid in self._asked or proc is not self.proc:
             return
         log.info("engine host ended unexpectedly (exit code %d)", code)
+        self.last_exit = code
         if self.on_exit:
             self.on_exit(code)
 

@@ -14,6 +14,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+from ..core.exits import how_it_ended
 from .client import RemoteService
 from .spawn import HostFailed, HostProcess
 
@@ -58,7 +59,8 @@ class Supervisor:
         reason = ""
         for delay in RESTART_DELAYS:
             if not self._budget():
-                reason = reason or f"it stopped {len(self._attempts)} times within {WINDOW_S / 60:.0f} minutes"
+                reason = reason or f"it stopped {len(self._attempts)} times within {WINDOW_S / 60:.0f} minutes" + (
+                    f"; the last time, {how_it_ended(self.host.last_exit)}" if self.host.last_exit else "")
                 break
             if self._quitting.wait(delay):
                 break

@@ -121,7 +121,7 @@ def test_model_set_refuses_a_gguf_that_crashes_llama_cpp_in_one_line(service, mo
     before = service.settings.llm_model_path
     other = fake_gguf(tmp_path / "broken.gguf", size=8192)
     monkeypatch.setenv("FAKE_WORKER_MODE", "segv-load")
-    with pytest.raises(model_process.ModelCrashed, match=r"^the local model crashed \(SIGSEGV\)$"):
+    with pytest.raises(model_process.ModelCrashed, match=r"^the local model stopped: it crashed \(SIGSEGV\)$"):
         service.set_enrichment_model(str(other))
     assert service.settings.llm_model_path == before  # the setting is not changed
     monkeypatch.setenv("FAKE_WORKER_MODE", "ok")

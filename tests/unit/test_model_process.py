@@ -100,7 +100,7 @@ def test_a_kill_from_outside_says_so(info, monkeypatch, variants):
     model.load()
     os.kill(model.pid, signal.SIGKILL)
     time.sleep(0.2)
-    with pytest.raises(ModelCrashed, match="stopped by the system"):
+    with pytest.raises(ModelCrashed, match="the system stopped it"):
         model._answer({"op": "truncate", "text": "x", "max_tokens": 1}, 5)
 
 

@@ -34,9 +34,9 @@ def test_a_waiter_gets_the_state_at_once_then_only_changes():
     waiter.join(5)
     assert got == [{"version": 1, "queued": 3, "failed": 0, "model_problem": ""}]
     assert events.wait(7, wait_s=30)["version"] == 1  # a version from another host: the state at once
-    events.publish({"queued": 3, "failed": 0, "model_problem": "the local model crashed (SIGSEGV)"})
-    assert events.wait(1, wait_s=5) == {"version": 2, "queued": 3, "failed": 0,
-                                        "model_problem": "the local model crashed (SIGSEGV)"}  # the tray's line
+    problem = "the local model stopped: it crashed (SIGSEGV)"
+    events.publish({"queued": 3, "failed": 0, "model_problem": problem})
+    assert events.wait(1, wait_s=5) == {"version": 2, "queued": 3, "failed": 0, "model_problem": problem}  # the tray
 
 
 def test_waits_are_bounded():

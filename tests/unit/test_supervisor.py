@@ -21,6 +21,7 @@ class FakeHost:
         self.killed = 0
         self.stopped = False
         self.alive = True
+        self.last_exit: int | None = None
 
     def open(self) -> str:
         self.opened += 1
@@ -82,6 +83,25 @@ def test_attempts_are_counted_over_incidents_within_the_window_and_retry_starts_
     clock.now += supervisor.WINDOW_S + 1  # much later: a full budget again
     host.failures = 4
     assert sup.restart() == "service 11"
+
+
+def test_a_host_that_keeps_dying_is_given_up_on_saying_how_it_died() -> None:
+    """Issue 28: the engine died of an illegal instruction five times; the line said only "stopped 5 times"."""
+    host = FakeHost()
+    sup = Supervisor(host)  # type: ignore[arg-type]
+    sup.open()
+    for _ in range(5):  # each restart works, then the host dies again (SIGILL)
+        sup.restart()
+        host.last_exit = -4
+    with pytest.raises(HostFailed, match=r"^it stopped 5 times within 10 minutes; the last time, this computer's "
+                                         r"CPU cannot run it$"):
+        sup.restart()
+    host.last_exit = 3221225501  # Windows: STATUS_ILLEGAL_INSTRUCTION
+    with pytest.raises(HostFailed, match="CPU cannot run it"):
+        sup.restart()
+    host.last_exit = -9
+    with pytest.raises(HostFailed, match=r"the system stopped it \(out of memory\?\)$"):
+        sup.restart()
 
 
 def test_backoff_grows_between_attempts(monkeypatch) -> None:
