@@ -1,10 +1,13 @@
 """The data folder before its database opens: private modes, interrupted restores, no silent empty memory.
 
-`open_folder` runs when the engine takes a folder (after its lock, before `encryption.prepare` and the
-store): it makes the process's new files private (umask 077) and tightens what is already there (folders
-0700, files 0600), finishes or undoes a restore that a crash interrupted, removes what a restore left
-half-made, and refuses a folder whose database is missing or empty while its vector index, an old
-database or restore leftovers show that memories were there, rather than creating an empty database.
+`check_data_folder` runs first, before anything is made in the folder: a folder that holds files but none of
+ours (`ours`: the names desktop-memory gives what it keeps there) is refused, untouched; an empty folder, or
+one not there yet, may become a data folder. `open_folder` runs when the engine takes a folder (after its
+lock, before `encryption.prepare` and the store): it makes the process's new files private (umask 077) and
+tightens what of ours is already there (folders 0700, files 0600; the person's own files keep their modes),
+finishes or undoes a restore that a crash interrupted, removes what a restore left half-made, and refuses a
+folder whose database is missing or empty while its vector index, an old database or restore leftovers show
+that memories were there, rather than creating an empty database.
 
 A restore swaps its files through `swap_in_restore`: the checked copy (`memories.sqlite3.restoring`) and
 the backup's settings are synced to disk, then a journal (`restore.json`) names the plan, then the files
@@ -22,14 +25,18 @@ import shlex
 import stat
 import time
 from collections.abc import Iterator
+from dataclasses import fields
 from pathlib import Path
 from typing import IO
 
 import apsw
 
+from .. import paths
 from ..core.errors import StorageError
 from . import encryption
+from .lock import FILENAME as LOCK_FILE
 from .settings import FILENAME as SETTINGS_FILE
+from .settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +48,44 @@ SET_ASIDE = ".set-aside-"  # what `--start-fresh` moved out of the way
 JOURNAL = "restore.json"
 DIR_MODE, FILE_MODE = 0o700, 0o600
 START_FRESH = "--start-fresh"
+# What desktop-memory keeps in a data folder, by name, each also with a suffix after "." or "-" (memories.sqlite3-wal,
+# settings.json.damaged-<time>, vectors.broken-<time>, ...); the engine's socket and token are ipc/address.py's.
+OWN = (DB_NAME, VECTORS_DIR, SETTINGS_FILE, encryption.STATE_FILE, JOURNAL, LOCK_FILE, "engine.sock", "engine.token")
+OWN_TEMP = (".settings-", ".encryption-")  # settings.json and encryption.json while they are written
+NOT_CONTENT = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})  # what a file manager leaves in an empty folder
+
+
+# -- which folder is ours -------------------------------------------------------------------------
+def ours(name: str) -> bool:
+    """True for a name desktop-memory gives to something it keeps in a data folder."""
+    return name.startswith(OWN_TEMP) or any(name == own or name.startswith((own + ".", own + "-")) for own in OWN)
+
+
+def _marks_ours(folder: Path, name: str) -> bool:
+    """Whether `name` shows `folder` is a data folder. A settings.json alone counts only when it reads as ours (a
+    JSON object of our settings' keys): many projects keep a settings.json of their own."""
+    if name != SETTINGS_FILE:
+        return ours(name)
+    try:
+        data = json.loads((folder / name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and set(data) <= {f.name for f in fields(Settings)}
+
+
+def check_data_folder(folder: Path) -> None:
+    """Raise StorageError (one line, nothing touched) unless `folder` is a data folder (it holds something of
+    ours), an empty folder or none yet: the only folders the product writes in or changes modes in."""
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return  # made by the opener (its parents too)
+    except OSError as exc:  # a file, too long a name, not allowed
+        raise StorageError(f"cannot open the data folder {paths.shown(folder)}: {exc.strerror or exc}") from None
+    if any(_marks_ours(folder, name) for name in names) or all(name in NOT_CONTENT for name in names):
+        return
+    raise StorageError(f"{paths.shown(folder)} is not a desktop-memory data folder and is not empty: nothing was "
+                       "changed in it; choose a new or empty folder, or an existing data folder, with --data-dir")
 
 
 # -- private at rest ------------------------------------------------------------------------------
@@ -52,11 +97,12 @@ def private_umask() -> None:
 
 
 def tighten(folder: Path) -> int:
-    """Folders 0700 and files 0600 inside `folder` (symlinks untouched); returns how many were changed."""
+    """`folder` 0700, and what of ours is in it (`ours`, with everything inside our folders) 0700 for folders and
+    0600 for files; the person's own files keep their modes, symlinks are untouched. Returns how many changed."""
     if os.name != "posix":
         return 0
     changed = 0
-    for path, mode in _walk(folder):
+    for path, mode in _walk(folder, only_ours=True):
         want = DIR_MODE if stat.S_ISDIR(mode) else FILE_MODE
         if stat.S_IMODE(mode) != want:
             try:
@@ -69,10 +115,10 @@ def tighten(folder: Path) -> int:
     return changed
 
 
-def _walk(folder: Path) -> Iterator[tuple[Path, int]]:
+def _walk(folder: Path, only_ours: bool = False) -> Iterator[tuple[Path, int]]:
     try:
         yield folder, os.lstat(folder).st_mode
-        entries = list(os.scandir(folder))
+        entries = [entry for entry in os.scandir(folder) if not only_ours or ours(entry.name)]
     except OSError:
         return
     for entry in entries:

@@ -15,10 +15,11 @@ from . import failures
 
 log = logging.getLogger(__name__)
 POLL_S = 0.05
+FILENAME = ".lock"
 
 
 class DataDirLock:
-    """Exclusive, process-wide lock on `<data dir>/.lock`; released on close or process death.
+    """Exclusive, process-wide lock on `<data dir>/.lock` (FILENAME); released on close or process death.
 
     When another process holds it, this one waits its turn: up to `wait_s` for each holder (a queue
     of short commands moves on, each taking the lock in turn), calling `on_wait(holder_pid)` once
@@ -28,7 +29,7 @@ class DataDirLock:
 
     def __init__(self, folder: Path, wait_s: float = 2.0, *, on_wait: Callable[[str], None] | None = None,
                  give_up: Callable[[], bool] | None = None) -> None:
-        self.path = folder / ".lock"
+        self.path = folder / FILENAME
         self._fh: IO[str] | None = None
         try:
             fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held open as the lock

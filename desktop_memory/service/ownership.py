@@ -57,8 +57,11 @@ class Ownership:
     def take(cls, folder: Path, *, settings: Settings | None = None, lock_wait_s: float = 2.0,
              start_fresh: bool = False, on_lock_wait: Callable[[str], None] | None = None,
              lock_give_up: Callable[[], bool] | None = None) -> Ownership:
-        """Create the folder if needed, lock it (waiting up to `lock_wait_s` for each holder), finish or
-        undo a restore, and open the settings and the database; the lock is released on failure."""
+        """Refuse a folder that is not a data folder (engine/folder.py: check_data_folder; the one check of the
+        CLI, the MCP server and the engine host), create the folder if needed, lock it (waiting up to
+        `lock_wait_s` for each holder), finish or undo a restore, and open the settings and the database; the
+        lock is released on failure."""
+        folder_files.check_data_folder(folder)  # before anything is made or changed in it
         folder_files.private_umask()  # every file this process makes from now on is for its user only
         try:
             folder.mkdir(parents=True, exist_ok=True, mode=folder_files.DIR_MODE)

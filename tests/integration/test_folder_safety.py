@@ -354,3 +354,87 @@ def test_the_apps_export_is_private(tmp_path, real_embedder) -> None:
                 assert stat.S_IMODE((out / name).stat().st_mode) == 0o600
         finally:
             os.umask(old)
+
+
+# -- a --data-dir that is not a data folder (issue 29, items 1 and 7) ------------------------------
+def cli(data_dir: str, *args: str, cwd: Path | None = None,
+        home: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The CLI with `--data-dir` exactly as given (the empty string too)."""
+    env = os.environ | ({"HOME": str(home), "XDG_DATA_HOME": str(home / "share")} if home else {})
+    env.pop("DESKTOP_MEMORY_HOME", None)
+    return subprocess.run([*CLI, "--data-dir", data_dir, *args], capture_output=True, text=True, timeout=300,
+                          cwd=cwd, env=env)
+
+
+def refused(r: subprocess.CompletedProcess[str]) -> str:
+    line = r.stderr.strip()
+    assert r.returncode in (1, 2), (r.returncode, r.stderr)
+    assert "\n" not in line and "Traceback" not in line and line.startswith("desktop-memory: "), line
+    assert len(line) < 400 and r.stdout == "", (line, r.stdout)
+    return line
+
+
+def tree(root: Path) -> dict[str, tuple[int, int]]:
+    return {("." if p == root else p.relative_to(root).as_posix()): (p.lstat().st_mode, p.lstat().st_size)
+            for p in [root, *root.rglob("*")]}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A folder of someone's own: a script (0755), a note and a subfolder."""
+    root = tmp_path / "project"
+    (root / "src").mkdir(parents=True)
+    (root / "build.sh").write_text("#!/bin/sh\nmake\n")
+    (root / "README").write_text("my project\n")
+    (root / "src" / "main.c").write_text("int main(void) { return 0; }\n")
+    for path, mode in ((root, 0o755), (root / "src", 0o755), (root / "build.sh", 0o755), (root / "README", 0o644),
+                       (root / "src" / "main.c", 0o644)):
+        path.chmod(mode)
+    return root
+
+
+def test_a_folder_that_is_not_a_data_folder_is_refused_and_left_alone(project: Path) -> None:
+    before = tree(project)
+    for command in (["stats"], ["search", "anything"], ["add", "a note"], ["doctor"], ["export"]):
+        line = refused(cli(str(project), *command))
+        assert str(project) in line and "not a desktop-memory data folder" in line, line
+    assert tree(project) == before  # no mode changed, nothing made (no memories.sqlite3, no .lock)
+    assert os.access(project / "build.sh", os.X_OK)
+
+
+def test_an_empty_data_dir_is_refused(tmp_path: Path) -> None:
+    cwd, home = tmp_path / "here", tmp_path / "home"
+    cwd.mkdir()
+    home.mkdir()
+    (cwd / "run.sh").write_text("#!/bin/sh\n")
+    (cwd / "run.sh").chmod(0o755)
+    before, home_before = tree(cwd), tree(home)
+    for command in (["stats"], ["add", "a note"]):
+        assert "--data-dir" in refused(cli("", *command, cwd=cwd, home=home))
+    assert tree(cwd) == before and tree(home) == home_before
+
+
+def test_a_data_dir_that_cannot_be_a_folder_is_one_line(tmp_path: Path) -> None:
+    file = tmp_path / "notes.txt"
+    file.write_text("mine\n")
+    for raw in ("x" * 5000, str(tmp_path / ("y" * 5000)), str(file), str(file / "data")):
+        line = refused(cli(raw, "stats", cwd=tmp_path))
+        assert "--data-dir" in line or "data folder" in line, line
+    assert file.read_text() == "mine\n" and sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_an_empty_folder_becomes_a_data_folder_and_keeps_working(tmp_path: Path) -> None:
+    data = tmp_path / "empty"
+    data.mkdir()
+    data.chmod(0o755)
+    for text in OLD:
+        r = dm(data, "add", text)
+        assert r.returncode == 0, r.stderr
+    r = dm(data, "search", "who fixes the heating", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)[0]["content"] == OLD[0], r.stdout + r.stderr
+    (data / "my-notes.txt").write_text("kept beside the data\n")  # a data folder may hold a file of the person's
+    (data / "my-notes.txt").chmod(0o644)
+    assert stats(data)["memories"] == len(OLD)
+    assert stat.S_IMODE((data / "my-notes.txt").stat().st_mode) == 0o644
+    if os.name == "posix":
+        assert stat.S_IMODE(data.stat().st_mode) == 0o700 and stat.S_IMODE((data / DB_NAME).stat().st_mode) == 0o600
