@@ -62,15 +62,20 @@ def ours(name: str) -> bool:
 
 
 def _marks_ours(folder: Path, name: str) -> bool:
-    """Whether `name` shows `folder` is a data folder. A settings.json alone counts only when it reads as ours (a
-    JSON object of our settings' keys): many projects keep a settings.json of their own."""
+    """Whether `name` shows `folder` is a data folder. A settings.json counts only when it names one of our settings
+    (also when damaged, as the person may have edited it by hand): many projects keep a settings.json of their own."""
     if name != SETTINGS_FILE:
         return ours(name)
+    keys = {f.name for f in fields(Settings)}
     try:
-        data = json.loads((folder / name).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        text = (folder / name).read_text(encoding="utf-8", errors="replace")
+    except OSError:
         return False
-    return isinstance(data, dict) and set(data) <= {f.name for f in fields(Settings)}
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return any(f'"{key}"' in text for key in keys)
+    return isinstance(data, dict) and bool(keys & set(data))
 
 
 def check_data_folder(folder: Path) -> None:

@@ -213,9 +213,11 @@ def test_a_projects_own_settings_json_does_not_make_it_a_data_folder(tmp_path: P
     (project / "settings.json").write_text('{"theme": "dark", "editor.fontSize": 14}', encoding="utf-8")
     with pytest.raises(StorageError, match="not a desktop-memory data folder"):
         check_data_folder(project)
-    (project / "settings.json").write_text("not json at all", encoding="utf-8")
+    (project / "settings.json").write_text('{"theme": "dark",}', encoding="utf-8")  # not JSON, and not ours
     with pytest.raises(StorageError, match="not a desktop-memory data folder"):
         check_data_folder(project)
+    (project / "settings.json").write_text('{"capture_enabled": false,}', encoding="utf-8")  # ours, hand-damaged
+    check_data_folder(project)
     ours = tmp_path / "ours"
     ours.mkdir()
     (ours / "settings.json").write_text('{"capture_enabled": false, "welcome_shown": true}', encoding="utf-8")
