@@ -19,10 +19,11 @@ Every pattern is safe on hostile input: quantifiers are bounded or possessive, a
 are read at most 12 arguments after its name, and a rule only runs when one of its literal
 "needles" occurs in the text (outside placeholders), so a megabyte is handled quickly.
 
-Secret fields. The keys are password, passwd, pass, pwd, pw, passphrase, passcode, secret, token,
-api key / apikey / api_key / api-key, access key, auth / auth_key, and Passwort, Kennwort, mot de
-passe, contraseña, senha, wachtwoord: in any case and with any prefix (``DB_PASSWORD``,
-``client_secret``, ``X-Api-Key``) but no suffix (``token_count``, ``password_file`` are no keys).
+Secret fields. The keys are password, passwd, pass, pwd, pw, passphrase / pass phrase, passcode, secret,
+token, api key / apikey / api_key / api-key, access key, account key (Azure's ``AccountKey=``), private key,
+auth / auth_key, and Passwort, Kennwort, mot de passe, contraseña, senha, wachtwoord: in any case and with any
+prefix (``DB_PASSWORD``, ``client_secret``, ``X-Api-Key``, ``SharedAccessKey``) but no suffix (``token_count``,
+``password_file``, ``SharedAccessKeyName`` are no keys).
 Short names (pass, pwd, pw, auth) must not end a longer word (``bypass``, ``oauth``). Where the
 value stands decides whether it is a secret:
 
@@ -36,13 +37,32 @@ value stands decides whether it is a secret:
   (``auth: oauth2``, ``md5``): its value needs 8 characters and mixed case or a symbol.
 * In running text (``key: value`` followed by more words) a value that looks like a secret is one
   (``I set it up, password: irKEeDTl9pIR! and then``); a plain word is prose (``password: see the
-  vault``, ``Password: ask Alice``). A word that describes instead of being a secret
+  vault``, ``Password: ask Alice``) unless a password's plain word is followed by "and", "but"...
+  (``password: sunshine and then``). A word that describes instead of being a secret
   (``required``, ``same``, ``none``, ``min``...: ``NOT_SECRET_WORDS``) is never taken.
-* In prose, "the password (for the wifi) is X" (also was, ist, est, es): X is a secret only if it
-  looks like a token: 5 characters or more, with a digit or a symbol but not a number with a unit,
-  a version or a date (``128-bit``, ``v2``, ``24h``, ``2024-01-31``), or 8 letters in a random mix
-  of cases. "the password is incorrect", "is case-sensitive", "is 12 characters long" are kept; a
-  quoted X ("the password is 'open sesame'") is always a secret.
+* In prose, a key, optionally words about it ("(prod)", "for the wifi", "für das NAS", "de la box"),
+  then "is" (was, ist, lautet, est, es, é), "->", "-", or after such words ":" or "=", then X:
+  "the wifi password is X", "api key for the weather service: X", "token for the bot -> X". X is a
+  secret if it looks like a token: 5 characters or more, with a digit or a symbol but not a number
+  with a unit, a version or a date (``128-bit``, ``v2``, ``24h``, ``2024-01-31``), not a short
+  number under a token or API key (``Token of appreciation: 50000``), or 8 letters in a random mix
+  of cases. Under a password key (not secret, token, API key) after "is", ":" or "=" a plain word of
+  5 letters or more is one too (``sunflower``, ``Correct-Horse-Battery-Staple``) when it ends its
+  clause (a mark, a bracket, the line's end, "and"...) and does not describe the password
+  (``DESCRIBING_WORDS`` in six languages, and endings by the key's language: ``-ed``, ``-ing``, ``-ly``,
+  ``-ous``, ``-ig``, ``-lich``, ``-é``...): "the password is incorrect", "is case-sensitive", "is
+  mandatory", "is stored in 1Password", "Das Passwort ist falsch", "Password - Wikipedia" are kept. A
+  quoted X ("the password is 'open sesame'", also “...”) is always a secret.
+* A passphrase (passphrase, pass phrase, seed / recovery phrase) is several words: "my passphrase is
+  correct horse battery staple", "passphrase: violet tractor umbrella seven", up to the end of the
+  clause; they are a passphrase when none is a closed-class word (the, to, in, your, very...), the
+  first is no pointer (see, ask) and at most one describes ("the passphrase is stored securely",
+  "is twelve words long" are kept); a seed or recovery phrase of 12-24 lower-case words always is.
+* A YAML block scalar under a secret key (``password: |``, ``>-``, ``|+``...) is the lines indented
+  under it, replaced as one; under a token or API key each line must be one secret-looking run.
+* A machine-made value right after the key word, without a separator (``api key 3f9a...``,
+  ``client secret 9fK2...``): 16 characters or more, hex with letters and digits or a random mix of
+  cases and digits, not a UUID.
 * ``key = value`` with spaces (INI or code) and keyword arguments: the value must look like a
   secret, and with spaces end the line (``token = Ignore + Plain`` is code). ``--password VALUE``
   too, as ``psql --password shop`` takes no value.
@@ -55,6 +75,12 @@ value stands decides whether it is a secret:
 
 Other judgement calls (see tests/data/redaction_corpus.jsonl for examples):
 
+* Named formats: Telegram bot tokens (``123456789:AA...``, 35 characters after the colon, also in
+  ``/bot<token>/`` URLs), age identities (``AGE-SECRET-KEY-1...``; ``age1...`` public keys are kept),
+  Azure SAS signatures (``&sig=``), a connection string's ``Password=`` with blanks up to its ``;``, and
+  an AWS secret key in a sentence: 40 characters of base64 with both cases and a digit, the word AWS
+  or an access key id at most 200 characters before it or 80 after (``Prod AWS: key AKIA... secret
+  9fK2... region eu-west-1``), not a line of a base64 block (a certificate).
 * Stripe publishable keys (``pk_live_``/``pk_test_``) are public by design and are kept;
   secret, restricted and webhook keys (``sk_``, ``rk_``, ``whsec_``) are redacted, test ones too.
 * A value that names a secret instead of containing it is kept: ``${TOKEN}``, ``$TOKEN``,
@@ -75,10 +101,13 @@ Other judgement calls (see tests/data/redaction_corpus.jsonl for examples):
   quoted alone in documentation is not.
 * URL userinfo must be percent-encoded to contain ``/``, ``?`` or ``#``, as URLs require.
 
-Known gaps: an unquoted passphrase of several words (``passphrase: correct horse battery``), a plain
-word followed by more prose (``password: sunshine and then``) and a plain-word secret in prose
-("the password is sunshine") are kept; a plain-word variable in a JavaScript object literal
-(``{password: hashed, salt}``) is taken for a password (privacy first).
+Known gaps (tests/data/redaction_corpus_family.jsonl, rows marked ``gap``): a plain word of fewer than 5
+letters or ending like a participle (``the password is dumpling``), a plain word right after the key
+(``wifi password sunflower``), several unquoted words under a password key (only passphrase keys take
+them), a value in a clause of its own ("what's the wifi password? it's sunflower"), "PIN", API key words in
+other languages (``clé API``) and a YAML plain scalar on the next line are kept. Taken wrongly: a plain-word
+variable in a JavaScript object literal (``{password: hashed, salt}``) and an idiom ("the password to
+happiness is gratitude"): privacy first.
 """
 
 from __future__ import annotations
@@ -87,7 +116,7 @@ import re
 import string
 from dataclasses import dataclass
 
-from .redact_checks import _RUN, NOT_SECRET_WORDS, _secret_span, _trimmed
+from .redact_checks import _RUN, DESCRIBING_WORDS, NOT_SECRET_WORDS, _secret_span, _trimmed
 from .redact_rules import _NESTED_IN, _RULES, _Rule
 
 PLACEHOLDER = "[REDACTED:{kind}]"
@@ -130,13 +159,16 @@ def _needles_in(lowered: str) -> frozenset[str]:
 
 
 def _accepted_end(rule: _Rule, text: str, start: int, end: int, m: re.Match[str]) -> int:
-    """Where the accepted value of an unquoted run ends, or -1. The value is trimmed (``_trimmed``);
-    when it stopped before a next ``&key=``/``;key=``/``,key=`` pair (query strings, ADO.NET) and is
-    rejected, the whole run is tried, in case what follows was the secret's own."""
+    """Where the accepted value of an unquoted run ends, or -1. The value is trimmed (``_trimmed``); when
+    rejected it is tried without a ``!`` or ``?`` ending a sentence ("the password is marigold!"); when it stopped
+    before a next ``&key=``/``;key=``/``,key=`` pair (query strings, ADO.NET) and is rejected, the whole run is
+    tried, in case what follows was the secret's own."""
     check = rule.check
     value = _trimmed(text[start:end])
     if check is None or check(value, m):
         return start + len(value)
+    if value[-1:] in ("!", "?") and (word := value.rstrip("!?")) and check(word, m):  # "is marigold!"
+        return start + len(word)
     if end < len(text) and text[end] in "&;,":
         value = _trimmed(text[start : _RUN.match(text, start).end()])
         if check(value, m):
@@ -150,7 +182,9 @@ def _nested_start(lowered: str, m: re.Match[str], start: int, floor: int) -> int
     key_at = m.start("k")
     line = lowered.rfind("\n", 0, key_at) + 1
     outer = _NESTED_IN.search(lowered, max(line, key_at - 120, floor), key_at)
-    return outer.start("pre") if outer else start
+    if outer is None or outer.group("blank") is not None and lowered[outer.start() - 1 : outer.start()] != "-":
+        return start
+    return outer.start("pre")
 
 
 def _redact_once(text: str, counts: dict[str, int]) -> str:
@@ -187,7 +221,7 @@ def _redact_once(text: str, counts: dict[str, int]) -> str:
     return text
 
 
-__all__ = ["NOT_SECRET_WORDS", "PLACEHOLDER", "Redaction", "redact"]
+__all__ = ["DESCRIBING_WORDS", "NOT_SECRET_WORDS", "PLACEHOLDER", "Redaction", "redact"]
 
 
 def redact(text: str) -> Redaction:

@@ -14,8 +14,9 @@ _MARK = "[REDACTED:"
 # Key names that hold secrets: the prefix is free (DB_PASSWORD, clientSecret, x-api-key), the
 # suffix is not, so token_count, tokenizer, max_tokens or password_file are not keys.
 _KEY_NAMES = (  # factored by first letter: the engine tries fewer branches at each position
-    r"(?:p(?:ass(?:word|wd|phrase|code|wort)?|wd?)|s(?:ecret|enha)|token|a(?:pi[ _-]?key|ccess[ _-]?key"
-    r"|uth(?:[_-]?key)?)|kennwort|mot[ _-]de[ _-]passe|contrase(?:ñ|n)a|wachtwoord)"
+    r"(?:p(?:ass(?:word|wd|[ _-]?phrase|code|wort)?|wd?|rivate[ _-]?key)|s(?:ecret|enha)|token"
+    r"|a(?:pi[ _-]?key|cc(?:ess|ount)[ _-]?key|uth(?:[_-]?key)?)|kennwort|mot[ _-]de[ _-]passe|contrase(?:ñ|n)a"
+    r"|wachtwoord)"
 )
 _KEY_BASE = re.compile(_KEY_NAMES)
 
@@ -299,14 +300,25 @@ def _colon_value(value: str, m: re.Match[str]) -> bool:
     ends = bool(_FIELD_END.match(m.string, _value_end(m, value)))
     if _looks_secret(value):
         return ends and _strong(key) or not _MEASURE.match(value)
-    return ends and _strong(key)
+    if ends or not _WORD_KEY.match(key):  # a plain word, then "and ...": "password: sunshine and then"
+        return ends and _strong(key)
+    return bool(_AND.match(m.string, _value_end(m, value))) and not _describes(value, _language(key))
 
 
 def _prose_value(value: str, m: re.Match[str]) -> bool:
-    """"the password is X": X must look like a token (``hunter2``), not a word or a measure."""
+    """"the password (for the wifi) is X", "api key for the weather service: X": X must look like a token
+    (``hunter2``), not a measure, and under a token or API key not a short number (``Token of appreciation:
+    50000``); under a password key a plain word that ends the clause is one too (``sunflower``), unless it
+    describes the password (``the password is mandatory``, ``Das Passwort ist falsch``: ``_describes``)."""
     if m.group("s") is None:  # quoted: the password is "correct horse"
         return _quoted(value, m)
-    return _token_like(value) and _bare(value, m)
+    if m.group("bare") is not None:  # no separator: api key 3f9a...
+        return _machine_value(value, m)
+    if not _token_like(value):
+        return _plain_word(value, m)
+    if not _strong(m.group("k")) and re.fullmatch(r"[0-9][0-9 .,-]*", value) and len(value) < 12:
+        return False
+    return _bare(value, m)
 
 
 def _flag_value(value: str, m: re.Match[str]) -> bool:
@@ -315,3 +327,172 @@ def _flag_value(value: str, m: re.Match[str]) -> bool:
         return _literal(value, m)
     return _bare(value, m) and _looks_secret(value)
 
+
+# --- plain words and passphrases in prose, YAML block scalars, machine keys without a separator, AWS in a sentence
+
+# Closed-class words (articles, pronouns, prepositions, auxiliaries, adverbs; "words", "characters") in English,
+# German, French, Spanish, Portuguese and Dutch: a passphrase holds none ("the passphrase is at least 20 chars").
+_FUNCTION_WORDS = frozenset(re.findall(r"\S+", """
+a an the this that these those it its my your our their his her hers ours yours theirs mine me you we they he she them
+us i is am are was were be been being do does did has have had will would shall should can could may might must not no
+nor never always also too very so such than then there here where when what which who whom whose why how whatever
+whichever something nothing anything everything someone anyone everyone somewhere nowhere anywhere everywhere elsewhere
+all any some each every both either neither few many much more most less least other another own only just even still
+already yet again ever now soon later before after above below under over into onto upon with without within from for
+to of in on at by about as like per via off out up down through until unless because since while if or and but although
+though enough quite rather pretty really actually basically probably maybe perhaps definitely certainly simply last
+next words characters chars letters digits long der die das den dem des ein eine einen einem einer ist sind nicht kein
+keine sehr zu zum zur auf im mit für von vom bei nach noch schon auch nur immer nie hier dort da wer wie wo und oder
+aber dein deine mein meine sein seine ihr ihre unser unsere gleich le la les un une du de au aux est sont était pas ne
+trop très aussi encore déjà toujours jamais ici là dans sur sous avec pour par sans et ou mais mon ma mes ton ta tes
+son sa ses notre votre leur ce cette ces el los las unos unas es son era muy demasiado también ya siempre nunca aquí
+allí en con para por sin y pero mi mis tu tus su sus nuestro nuestra este esta estos o os as um uma é são não muito
+demais também já sempre aqui ali em com sem e mas meu minha teu tua seu sua nosso nossa isso het een zijn niet geen te
+zeer erg ook al altijd nooit daar op voor van zonder maar mijn jouw je uw haar ons onze dit dat deze
+"""))
+# Words that describe a password instead of being it (English, then German, French, Spanish, Portuguese, Dutch;
+# numbers, pointers such as "see" and "ask"), and the closed-class words; the tests use it.
+DESCRIBING_WORDS = _FUNCTION_WORDS | NOT_SECRET_WORDS | frozenset(re.findall(r"\S+", """
+wrong right correct incorrect valid invalid weak strong short long good bad fine great okay new old same different
+simple complex easy hard difficult secure insecure safe unsafe unique random temporary permanent default blank empty
+mandatory required optional needed necessary unnecessary sensitive insensitive public private personal secret known
+unknown obvious common popular trivial fake real identical similar current previous gone lost missing available
+unavailable active inactive visible invisible ready due inside outside lowercase uppercase numeric alphanumeric generic
+automatic manual static dynamic irrelevant important relevant redundant sufficient insufficient consistent inconsistent
+recent constant independent present absent urgent standard typical normal usual unusual special strange weird funny
+silly stupid clever smart nice cool awesome terrible horrible awful perfect minimal limited unlimited single double
+plain clear cleartext plaintext readable unreadable guessable unguessable predictable unpredictable memorable usable
+unusable reusable recoverable unrecoverable possible impossible confidential classified internal external working
+broken gibberish nonsense frozen hidden written given shown forgotten unclear unsure uncertain longer shorter stronger
+weaker better worse safer easier harder simpler newer older one two three four five six seven eight nine ten eleven
+twelve sixteen twenty first second third enter type choose pick keep write store save share request generate create
+follow click refer consult falsch richtig korrekt ungültig gültig abgelaufen erforderlich notwendig nötig leer neu alt
+geändert gesperrt sicher unsicher schwach stark kurz lang geheim bekannt unbekannt identisch anders vergessen weg
+verschlüsselt gespeichert pflicht zufällig einfach schwierig öffentlich privat persönlich leicht schwer gross groß
+klein siehe frag fragen incorrecte correcte invalide valide expiré expirée obligatoire requis nécessaire faux fausse
+bon bonne mauvais mauvaise vide nouveau nouvelle ancien ancienne différent différente identique oublié changé modifié
+bloqué sécurisé faible fort forte court courte longue secrète inconnu perdu temporaire provisoire aléatoire compliqué
+facultatif optionnel personnel personnelle facile difficile erroné voir demande demander incorrecta incorrecto correcta
+correcto inválida inválido válida válido obligatoria obligatorio requerida requerido necesaria necesario vacía vacío
+nueva nuevo antigua antiguo diferente igual olvidada cambiada bloqueada segura seguro insegura débil fuerte corta corto
+larga largo secreta secreto desconocida aleatoria opcional caducada guardada expirada errónea predeterminada pequeña
+ver pregunta preguntar consulta mira incorreta incorreto correta correto obrigatória obrigatório necessária vazia vazio
+nova antiga esquecida alterada fraca curta longa desconhecida temporária aleatória pessoal simples errada certa padrão
+única fácil difícil pequena grande pergunte perguntar onjuist juist ongeldig geldig verplicht verlopen leeg nieuw oud
+hetzelfde vergeten gewijzigd geblokkeerd veilig onveilig zwak sterk kort onbekend tijdelijk willekeurig optioneel
+standaard fout zie vraag
+"""))
+# Endings of such words, by the language of the key: participles, adverbs, adjectives (not "butterfly", "seaweed").
+_ENDINGS = {
+    "en": r"(?:(?<!e)ed|ing|(?<![fl])ly|ous|ful|less|(?:siti|ssi|cti)ve)",
+    "de": r"(?:ig|lich|isch|bar|los|\Age\w{3,}(?:t|en))",
+    "fr": r"(?:ée?s?|ible|able)",
+    "es": r"(?:ible|able)",
+    "pt": r"(?:ível|ável)",
+    "nl": r"(?:ig|lijk|baar|loos|\Age\w{3,}[dt])",
+}
+_DESCRIBING_END = {lang: re.compile(ending + r"\Z") for lang, ending in _ENDINGS.items()}
+_ANY_END = re.compile("(?:" + "|".join(_ENDINGS.values()) + r")\Z")
+_KEY_LANGUAGE = (("passwort", "de"), ("kennwort", "de"), ("mot", "fr"), ("contrase", "es"), ("senha", "pt"),
+                 ("wachtwoord", "nl"))
+# Password keys: people choose their values, so a plain word in prose is one (not a secret's or a token's).
+_WORD_KEY = re.compile(r"pass(?:w(?:or)?d|wort|[ _-]?phrase|code)|kennwort|mot|contrase|senha|wachtwoord")
+_PLAIN = re.compile(r"[^\W\d_]{2,}+(?:-[^\W\d_]{2,}+)*+")  # a word, or words joined by hyphens
+_CONJUNCTION = r"(?:and|but|or|then|und|aber|oder|et|mais|ou|y|pero|e|mas|maar)(?![\w'-])"
+# After a plain-word value: the end of its clause (a mark, a dash, a bracket, the line's end, a conjunction).
+_CLAUSE_END = re.compile(r"[ \t]*+(?:[.,;:!?)\]}\"'`…]|[-–—](?:[ \t]|\Z)|\(|\r?\n|\Z)|[ \t]++" + _CONJUNCTION, re.I)
+_AND = re.compile(r"[ \t]++" + _CONJUNCTION, re.I)
+
+
+def _language(key: str) -> str:
+    return next((lang for prefix, lang in _KEY_LANGUAGE if key.startswith(prefix)), "en")
+
+
+def _describes(word: str, lang: str | None = None) -> bool:
+    """A word that says something about a password (``mandatory``, ``hashed``, ``falsch``, ``expiré``), or a
+    closed-class word. ``lang`` picks the endings checked (all languages when None)."""
+    word = word.lower()
+    if word in DESCRIBING_WORDS:
+        return True
+    ending = _DESCRIBING_END[lang] if lang else _ANY_END
+    return len(word) > 4 and bool(ending.search(word))
+
+
+def _words_secret(words: list[str], lang: str) -> bool:
+    """Several plain words are a passphrase (``correct horse battery staple``) when none is a closed-class
+    word, the first is no pointer (``see``, ``ask``) and at most one describes (two words: none)."""
+    lowered = [w.lower() for w in words]
+    if lowered[0] in NOT_SECRET_WORDS or any(w in _FUNCTION_WORDS for w in lowered):
+        return False
+    described = sum(_describes(w, lang) for w in lowered)
+    return described == 0 if len(words) == 2 else described <= 1
+
+
+def _plain_word(value: str, m: re.Match[str]) -> bool:
+    """A plain word in prose under a password key (``the wifi password is sunflower``, ``Passwort für das NAS:
+    Himbeere``) when it ends its clause and does not describe the password."""
+    key = m.group("k")
+    if m.group("is") is None and m.group("eq") is None:  # "Password - Wikipedia", "password -> hash": a title, a step
+        return False
+    if not (_WORD_KEY.match(key) and _key_ok(m) and _PLAIN.fullmatch(value)) or _names_itself(value, key):
+        return False
+    if not _CLAUSE_END.match(m.string, _value_end(m, value)):
+        return False  # "the password is case sensitive", "is stored in 1Password"
+    parts, lang = value.split("-"), _language(key)
+    if _describes(value, lang):
+        return False
+    return len(value) >= 5 if len(parts) == 1 else _words_secret(parts, lang)  # Correct-Horse-Battery-Staple
+
+
+def _phrase_value(value: str, m: re.Match[str]) -> bool:
+    """Several words after a passphrase key, up to the end of the clause: ``my passphrase is correct horse
+    battery staple``; a seed or recovery phrase is 12-24 lower-case words whatever they are."""
+    key = m.group("k")
+    if not _key_ok(m) or _MARK in value:
+        return False
+    words = [w.strip("'") for w in value.split()]
+    if not key.startswith("pass") and len(words) in (12, 15, 18, 21, 24) and all(w.isalpha() for w in words):
+        return True
+    return all(words) and _words_secret(words, _language(key))
+
+
+def _block_value(value: str, m: re.Match[str]) -> bool:
+    """A YAML block scalar (``password: |`` and the lines indented under it). Under a password key any
+    literal is the secret; under a secret, token or API key each line is one run of a secret-looking value."""
+    key = m.group("k")
+    if not (_key_ok(m) and _literal(value, m)) or _names_itself(value, key) or value.lower() in NOT_SECRET_WORDS:
+        return False
+    if _WORD_KEY.match(key):
+        return True
+    lines = [line.strip() for line in value.splitlines()]
+    return all(len(line.split()) == 1 for line in lines if line) and _looks_secret("".join(lines))
+
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z", re.I)
+_HEX = re.compile(r"(?=[^a-f]*[a-f])(?=[^0-9]*[0-9])[0-9a-f]{16,}+\Z", re.I)
+
+
+def _machine_value(value: str, m: re.Match[str]) -> bool:
+    """A value right after the key word, without a separator (``api key 3f9a...``, ``secret 9fK2...``): only a
+    machine-made one, hex with letters and digits or a random mix of cases and digits, 16 characters or more."""
+    if not _key_ok(m) or _names_itself(value, m.group("k")) or _UUID.match(value):
+        return False
+    return bool(_HEX.match(value)) or _random_key(value, m)
+
+
+_AWS_NEAR = re.compile(r"(?<![a-z])aws(?![a-z])|(?<![a-z0-9])a[sk]ia[a-z0-9]{16}(?![a-z0-9])")
+_B64_LINE = re.compile(r"[A-Za-z0-9+/=]{32,}\Z")
+
+
+def _aws_secret(value: str, m: re.Match[str]) -> bool:
+    """40 characters of base64 with both cases and a digit near the word AWS or an access key id (``Prod AWS: key
+    AKIA... secret 9fK2...``), not a line of a base64 block (a certificate's last line)."""
+    if not _random_key(value, m):
+        return False
+    text, start, end = m.string, m.start(), m.end()
+    lines = text[max(0, start - 100) : end + 100].split("\n")  # the value's line and the lines around it
+    at = text.count("\n", max(0, start - 100), start)
+    around = [lines[i].strip() for i in (at - 1, at + 1) if 0 <= i < len(lines)]
+    if lines[at].strip() == value and any(_B64_LINE.match(line) for line in around):
+        return False
+    return bool(_AWS_NEAR.search(text[max(0, start - 200) : end + 80].lower()))

@@ -12,7 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .redact_checks import (
+    _CONJUNCTION,
     _KEY_NAMES,
+    _aws_secret,
+    _block_value,
     _colon_value,
     _env_value,
     _flag_value,
@@ -20,6 +23,7 @@ from .redact_checks import (
     _is_card,
     _literal,
     _mixed_case,
+    _phrase_value,
     _prose_value,
     _quoted,
     _random_key,
@@ -72,12 +76,27 @@ _OPTION = rf"(?:'(?P<s2>[^'\r\n]{{1,256}}+)'|\"(?P<s3>[^\"\r\n]{{1,256}}+)\"|{_V
 # A secret key and its separator (=, :, =>, :=, a blank, "is") before a run of non-blanks (no placeholder): the
 # run is that key's value. A match of another key inside it ("password: pW=X", "--password a:PW=X") is part of the
 # value, taken whole from group "pre" (redact.py), so that no part of it ("pW=") is left behind when the outer
-# key's own rule, which comes later, can no longer see it.
+# key's own rule, which comes later, can no longer see it. A blank alone separates a value only after a command's
+# option (--password pW=X): "auth token for CI = X" is one key's value, not auth's.
 _NESTED_IN = re.compile(
-    rf"(?:{_KEY_NAMES})[\w.-]*+\\?[\"']?[ \t]*+"
-    r"(?:=>|:=|=|:|(?<=[ \t])(?:is|was|ist|est|es|é)(?:[ \t]+now)?[ \t]*:?|(?<=[ \t]))[ \t]*+"
+    rf"(?:{_KEY_NAMES})(?:[ _.-]?(?:key|value))?+\\?[\"']?[ \t]*+"
+    r"(?:=>|:=|=|:|(?<=[ \t])(?:is|was|ist|est|es|é)(?:[ \t]+now)?[ \t]*:?|(?P<blank>(?<=[ \t])))[ \t]*+"
     r"(?P<pre>(?:[^\s\[]|\[(?!redacted:))*+)\Z"
 )
+
+# A YAML block scalar under a secret key: "password: |" (or >, >-, |+, |2) and the lines indented under it.
+_BLOCK = (
+    r"(?m)^(?P<ind>[ \t]*+)(?:-[ \t]++)?[\"']?[\w.-]{0,64}?" + _KEY + r": [ \t]*+[|>](?:[1-9][+-]?|[+-][1-9]?)?"
+    r"[ \t]*+(?:#[^\r\n]*+)?\r?\n(?:[ \t]*+\r?\n)*?(?P=ind)[ \t]++"
+    r"(?P<s>\S[^\r\n]*+(?:(?:\r?\n[ \t]*+)*?\r?\n(?P=ind)[ \t]++\S[^\r\n]*+)*+)"
+)
+# Words about a key before its separator: "(prod)", "for the weather service", "für das NAS", "de la box".
+_ABOUT = (r"(?:for|of|on|to|at|in|from|für|vom|von|zum|zur|des|du|de|pour|del|para|do|da|voor|van)[ \t]+"
+          r"(?:[^\n.:;,!?=()<>{}\[\]|]|\.(?=\w)){1,40}?")  # a dot only inside a name: newsapi.org
+_QUALIFIER = rf"(?:[ \t]*\([^()\n]{{1,40}}\)(?:[ \t]+{_ABOUT})?|[ \t]+{_ABOUT})"
+_IS = r"(?:(?:is|was)(?:[ \t]+now)?|ist|lautet|war|est|es|é|era)"
+_WORD = r"[^\W_][\w'-]*+"
+_CLAUSE = rf"(?=[ \t]*(?:[.,;:!?)\]}}\"'…]|[-–—](?:[ \t]|\Z)|\(|\r?\n|\Z)|[ \t]+{_CONJUNCTION})"
 
 
 def _rule(
@@ -115,6 +134,17 @@ _RULES: tuple[_Rule, ...] = (
         ("hooks.slack.com",),
     ),
     _rule("slack_token", rf"xox(?<![{_B}]xox)[abeprs]-[A-Za-z0-9-]{{10,}}+", ("xox",), _has_digit),
+    _rule(  # a Telegram bot token: the bot's id, ":" and 35 characters starting with A (also in /bot<token>/ URLs)
+        "telegram_bot_token",
+        r"[0-9](?:(?<![\w\]][0-9])|(?<=/bot[0-9]))[0-9]{4,15}+:A[A-Za-z0-9_-]{34}(?![\w\[-])",
+        (":a",),
+        _mixed_case,
+    ),
+    _rule(  # an age identity (age-keygen); its public key age1... is public
+        "age_secret_key",
+        r"AGE-SECRET-KEY-(?<![\w\]-]AGE-SECRET-KEY-)(?:PQ-)?1[02-9AC-HJ-NP-Z]{58,}+(?![\w\[])",
+        ("age-secret-key-",),
+    ),
     _rule(
         "stripe_key",
         rf"[sr]k_(?<![{_B}][sr]k_)(?:live|test)_[A-Za-z0-9]{{16,}}+"
@@ -138,6 +168,12 @@ _RULES: tuple[_Rule, ...] = (
         ("secret",),
         _mixed_case,
         lower=True,
+    ),
+    _rule(  # 40 characters of base64 near "AWS" or an access key id: "Prod AWS: key AKIA... secret 9fK2..."
+        "aws_secret_key",
+        r"(?<![A-Za-z0-9/+\]])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=\[])",
+        ("aws", "akia", "asia"),
+        _aws_secret,
     ),
     _rule("jwt", rf"eyJ(?<![{_B}]eyJ)[{_T}]{{8,}}+\.[{_T}]{{8,}}+\.[{_T}]{{8,}}+", ("eyj",)),
     # Only the password of user:password@host is replaced.
@@ -172,6 +208,24 @@ _RULES: tuple[_Rule, ...] = (
         _quoted,
         lower=True,
     ),
+    _rule("secret_assignment", _BLOCK, (": |", ": >"), _block_value, lower=True),
+    _rule(  # my passphrase is correct horse battery staple; seed phrase: (12-24 words)
+        "secret_assignment",
+        rf"(?P<k>pass[ _-]?phrase|(?:seed|recovery)[ _-]?phrase)(?:{_QUALIFIER})?"
+        rf"(?:[ \t]+{_IS}[ \t]*:?[ \t]+|[ \t]*(?::=|=>|->|→|=|:)[ \t]*)"
+        rf"(?P<s>{_WORD}(?:[ \t]++(?!{_CONJUNCTION}){_WORD}){{1,23}}+){_CLAUSE}",
+        ("phrase",),
+        _phrase_value,
+        lower=True,
+    ),
+    _rule(  # ADO.NET, Npgsql: a password with blanks, up to the next ";"
+        "secret_assignment",
+        r";[ \t]*+(?P<k>password|pwd)[ \t]*+=(?P<s>[^;\r\n\"'=]{1,256}+)(?=;)",
+        ("pass", "pw"),
+        _literal,
+        lower=True,
+    ),
+    _rule("secret_assignment", r"[?&;]sig=(?P<s>[A-Za-z0-9%+/=]{20,256}+)", ("sig=",), _mixed_case),  # Azure SAS
     # Command options that take a password, on the command's own line (at most 12 arguments after the
     # command name): mysql -pX, sshpass -p X, docker login -p X, redis-cli -a X, curl -u user:X.
     _rule(
@@ -224,11 +278,14 @@ _RULES: tuple[_Rule, ...] = (
         lower=True,
         trim=True,
     ),
-    _rule(  # the password (for the wifi) is X
+    _rule(  # the password (for the wifi) is X; api key for the weather service: X; token -> X; client secret 9fK2...
         "secret_assignment",
-        rf"(?P<k>{_KEY_NAMES})(?:[ \t]+(?:for|of|on|to|at)[ \t]+[^\n.:;,!?=]{{1,40}}?)?"
-        r"[ \t]+(?:(?:is|was)(?:[ \t]+now)?|ist|est|es|é)[ \t]*:?[ \t]+"
-        r"(?:\"(?P<s2>[^\"\r\n]{1,256}+)\"|'(?P<s3>[^'\r\n]{1,256}+)'|(?P<s>[^\s\"'`(\[{<]\S{4,511}+))",
+        rf"(?P<k>{_KEY_NAMES}(?:[ _.-]?(?:key|value))?)(?P<q>{_QUALIFIER})?"
+        rf"(?:(?P<is>[ \t]+{_IS}[ \t]*:?[ \t]+)|[ \t]*(?:->|→|=>)[ \t]*|[ \t]+[-–—][ \t]+"
+        r"|(?(q)(?P<eq>[ \t]*(?::=|=|:)[ \t]*)"  # ":" and "=" after words about the key (else their own rules)
+        r"|(?P<bare>[ \t]++(?=[a-z0-9][a-z0-9+/=_-]{15,255}+(?![\w+/=\[-])))))"  # api key 3f9a...: no separator
+        r"(?:\"(?P<s2>[^\"\r\n]{1,256}+)\"|'(?P<s3>[^'\r\n]{1,256}+)'|“(?P<s4>[^”\r\n]{1,256}+)”"
+        r"|(?P<s>[^\s\"'`(\[{<“]\S{4,511}+))",
         _ASSIGN_NEEDLES,  # an unquoted X has 5 characters or more (before trimming)
         _prose_value,
         lower=True,

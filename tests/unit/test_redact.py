@@ -29,7 +29,7 @@ KINDS = (
     "openai_api_key", "anthropic_api_key", "aws_access_key", "aws_secret_key", "github_token",
     "gitlab_token", "google_api_key", "slack_token", "slack_webhook", "stripe_key", "huggingface_token",
     "npm_token", "sendgrid_key", "twilio_api_key", "jwt", "private_key", "secret_assignment",
-    "connection_string", "credit_card",
+    "connection_string", "credit_card", "telegram_bot_token", "age_secret_key",
 )  # fmt: skip
 
 # No example database: the tests must not write a .hypothesis directory into the tree.
@@ -251,6 +251,21 @@ def _big_inputs() -> dict[str, str]:
         "curl-u": "curl -u a:" * (_MB // 10),
         "env-cut": "token=a&b=" * (_MB // 10),
         "closers": "password=" + ")]}'\"" * (_MB // 5),
+        # issue 29: the key-value family in prose and YAML blocks, and the named formats
+        "passphrase-words": "my passphrase is " + "lorem " * (_MB // 6),
+        "passphrase-keys": "passphrase is a b " * (_MB // 18),
+        "yaml-block": "password: |\n" + "    x y\n" * (_MB // 8),
+        "yaml-keys": "  password: |\n" * (_MB // 14),
+        "yaml-blank-lines": "password: |\n" + "  \n" * (_MB // 3),
+        "qualified": "api key for the weather service " * (_MB // 32),
+        "bare-key": "token a1b2c3d4e5f6a7b8c9d0 " * (_MB // 27),
+        "telegram-ish": "1234567:A" * (_MB // 9),
+        "aws-base64": "aws " + "Ab1/" * (_MB // 4),
+        "aws-40s": ("AWS " + "Ab1+" * 10 + " ") * (_MB // 45),
+        "age-prefix": "AGE-SECRET-KEY-1" * (_MB // 16),
+        "conn-password": ";password=a b" * (_MB // 13),
+        "sas-sig": "&sig=" * (_MB // 5),
+        "plain-word-prose": "the wifi password is sunflower and " * (_MB // 35),
     }
 
 
@@ -284,7 +299,8 @@ FRAGMENTS = [
     "hooks.slack.com/services/", "sk_live_", "pk_live_", "hf_", "npm_", "SG.", "SK", "eyJ",
     "-----BEGIN PRIVATE KEY-----", "-----END PRIVATE KEY-----", "4111", "1111 ", "-4242", "0", "9",
     "aws_secret_access_key=", "machine h login u ", "--token ", "postgres://", "user:", "Ab1", "xyz9",
-    "QWERTYUIOPASDFGHJKLZ", "0123456789abcdef",
+    "QWERTYUIOPASDFGHJKLZ", "0123456789abcdef", "passphrase is ", "the wifi password is ", ": |\n  ", "AccountKey=",
+    "12345678:A", "AGE-SECRET-KEY-1", " for the wifi: ", " -> ", " and ",
 ]
 secretish_text = st.lists(
     st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=12), st.text(alphabet=_ALNUM)),
