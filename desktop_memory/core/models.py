@@ -8,12 +8,31 @@ from typing import Any
 
 SOURCES = ("clipboard", "hotkey", "manual", "cli", "import", "mcp", "chat", "app")
 
+# The times a memory may carry, in epoch seconds: EARLIEST <= t < LATEST. Every reader handles them, in UTC and
+# in any local zone: Windows' gmtime/localtime refuse times before 1970 and after 3000 (Python's datetime, years
+# 1 to 9999, would allow more, but not a year-1 time shown at UTC-1 or a 9999-12-31 one at UTC+1).
+EARLIEST = 0.0  # 1970-01-01T00:00:00Z
+LATEST = 32503680000.0  # 3000-01-01T00:00:00Z, the first time refused
+
+
+def in_range(ts: float) -> bool:
+    """Whether epoch seconds are a time a memory may carry (NaN and the infinities are not)."""
+    return EARLIEST <= ts < LATEST
+
+
+def readable(ts: float) -> float:
+    """A stored time every reader can show: one out of range (stored before times were checked) becomes the
+    nearest end of the range (NaN: the earliest)."""
+    if in_range(ts):
+        return ts
+    return LATEST - 1 if ts >= LATEST else EARLIEST
+
 
 def to_iso(ts: float | None) -> str | None:
-    """Epoch seconds -> ISO 8601 in UTC (None stays None)."""
+    """Epoch seconds -> ISO 8601 in UTC (None stays None; a time out of range is shown as `readable` makes it)."""
     if ts is None:
         return None
-    return dt.datetime.fromtimestamp(ts, dt.UTC).isoformat()
+    return dt.datetime.fromtimestamp(readable(ts), dt.UTC).isoformat()
 
 
 def from_iso(value: str) -> float:
@@ -51,6 +70,11 @@ class Memory:
     redactions: int = 0
     family_id: str | None = None  # shared by look-alike memories (the first member's id); None if alone
 
+    def __post_init__(self) -> None:  # a row stored before times were checked must not break any reader
+        self.created_at, self.updated_at = readable(self.created_at), readable(self.updated_at)
+        if self.accessed_at is not None:
+            self.accessed_at = readable(self.accessed_at)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready record with ISO 8601 times."""
         data = asdict(self)
@@ -87,6 +111,9 @@ class Version:
     created_at: float  # when this text was captured
     replaced_at: float  # when a longer capture (or a restore) replaced it
     redactions: int = 0
+
+    def __post_init__(self) -> None:
+        self.created_at, self.replaced_at = readable(self.created_at), readable(self.replaced_at)
 
     def to_dict(self) -> dict[str, Any]:
         return {"seq": self.seq, "content": self.content, "created_at": to_iso(self.created_at),

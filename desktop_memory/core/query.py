@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from .models import in_range, readable
+
 MAX_TERMS = 48
 _WORD = re.compile(r"\w+", re.UNICODE)
 _TYPING = re.compile(r"(\w+)\*?\Z", re.UNICODE)  # the text ends in a word: it may be half typed
@@ -252,17 +254,23 @@ class ParsedQuery:
 
 
 def parse_date(value: str, *, end_of_day: bool = False) -> dt.datetime | None:
-    """Parse an ISO date or datetime; a bare date means its start (or end) in UTC."""
+    """Parse an ISO date or datetime; a bare date means its start (or end) in UTC.
+
+    A moment outside the times a memory may carry (models.EARLIEST to LATEST) is moved to the nearest end of
+    that range, which filters the same memories: after:0001-01-01 is after 1970, before:9999-12-31 before 3000.
+    """
     value = value.strip()
     try:
         if len(value) == 10:
             day = dt.date.fromisoformat(value)
-            moment = dt.datetime.combine(day, dt.time.max if end_of_day else dt.time.min)
-            return moment.replace(tzinfo=dt.UTC)
-        moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+            moment = dt.datetime.combine(day, dt.time.max if end_of_day else dt.time.min, dt.UTC)
+        else:
+            moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+    ts = moment.timestamp()
+    return moment if in_range(ts) else dt.datetime.fromtimestamp(readable(ts), dt.UTC)
 
 
 def parse(text: str) -> ParsedQuery:

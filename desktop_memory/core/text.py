@@ -21,14 +21,16 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8-sig", errors="replace")
 
 
-def normalise(text: str | bytes) -> str:
-    """Unify line endings, drop NUL and other control characters, NFC-normalise, trim.
+def utf8_safe(text: str) -> str:
+    """Lone surrogates (a cut emoji's escape, undecodable bytes in argv), which UTF-8 cannot hold, become U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
 
-    Lone surrogates (which cannot be stored as UTF-8) become U+FFFD.
-    """
+
+def normalise(text: str | bytes) -> str:
+    """Unify line endings, drop NUL and other control characters, NFC-normalise, trim; valid UTF-8 (`utf8_safe`)."""
     if isinstance(text, bytes):
         text = decode(text)
-    text = _SURROGATE.sub("\ufffd", text)
+    text = utf8_safe(text)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     text = _CONTROL.sub("", text)
     text = unicodedata.normalize("NFC", text)
@@ -66,8 +68,9 @@ def first_line(text: str, width: int = 80) -> str:
 
 
 def normalise_tag(tag: object) -> str:
-    """One tag as stored and filtered on: whitespace collapsed, no leading '#', lower case, at most 64 chars."""
-    return " ".join(str(tag).split()).lstrip("# ").lower()[:64].rstrip()
+    """One tag as stored and filtered on: whitespace collapsed, no leading '#', lower case, at most 64 chars,
+    valid UTF-8."""
+    return utf8_safe(" ".join(str(tag).split()).lstrip("# ").lower()[:64].rstrip())
 
 
 def clean_tags(tags: Iterable[object]) -> list[str]:

@@ -7,10 +7,15 @@ Rules (also in README.md, "The CLI contract"):
 - `tags` is a list of strings, or one string split on commas and spaces; numbers, null or objects
   inside the list are refused.
 - `source`, `title`, `source_app`, `source_url` are strings.
+- Every string (those, tags, metadata keys and values at any depth, a version's text) is made valid UTF-8 the way
+  `content` is: a lone surrogate (a cut emoji's escape "\ud83d", undecodable bytes in argv) becomes U+FFFD.
 - `importance` is a finite number from 0 to 1 (true/false, NaN, infinity, 5, "0.5" are refused).
-- `created_at` is an ISO 8601 time (a string) in an import line; `add` also takes epoch seconds.
-- `metadata` is a JSON object; `versions` a list of objects with `content` (a string) and
-  `created_at` / `replaced_at` (ISO 8601), the earlier texts an export carries.
+- `created_at` is an ISO 8601 time (a string) in an import line; `add` also takes epoch seconds. Every time
+  is from 1970 to 2999 once in UTC (core/models.py `in_range`: what every reader can show); year 1,
+  9999-12-31T23:59:59-14:00, negative epoch seconds, NaN are refused.
+- `metadata` is a JSON object (keys strings, no NaN or infinity, nested at most METADATA_DEPTH levels);
+  `versions` a list of objects with `content` (a string) and `created_at` / `replaced_at` (ISO 8601, in the
+  same range), the earlier texts an export carries.
 - Unknown keys are ignored: exports of other tools carry fields of their own (ids, scores, ...),
   and a line is not refused for them.
 A refused value gives one line for the person (`InvalidInput`), never pydantic's multi-line dump.
@@ -27,10 +32,12 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 from pydantic_core import PydanticCustomError
 
 from ..core.errors import InvalidInput
-from ..core.models import from_iso
+from ..core.models import from_iso, in_range
+from ..core.text import utf8_safe
 
 LINE_LIMIT_FACTOR = 16  # a JSON line may be this many times settings.max_bytes (escapes, metadata, versions)
 MIN_LINE_LIMIT = 1 << 20
+METADATA_DEPTH = 32  # nested deeper, metadata would strain every recursive reader (redaction, JSON, the socket)
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -46,7 +53,7 @@ def _shown(value: Any) -> str:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         text = type(value).__name__
-    return text if len(text) <= 40 else text[:37] + "..."
+    return utf8_safe(text if len(text) <= 40 else text[:37] + "...")
 
 
 def _refuse(message: str) -> PydanticCustomError:
@@ -59,7 +66,7 @@ def _string(name: str, *, required: bool = False) -> BeforeValidator:
             return ""
         if not isinstance(value, str):
             raise _refuse(f'"{name}" must be a string, not {_shown(value)}')
-        return value
+        return utf8_safe(value)
 
     return BeforeValidator(check)
 
@@ -80,43 +87,66 @@ def check_tags(value: Any) -> list[str]:
     if value is None:
         return []
     if isinstance(value, str):
-        return value.replace(",", " ").split()
+        return utf8_safe(value).replace(",", " ").split()
     if not isinstance(value, list | tuple | set | frozenset):
         raise _refuse(f'"tags" must be a list of strings or one string, not {_shown(value)}')
     for n, tag in enumerate(value, start=1):
         if not isinstance(tag, str):
             raise _refuse(f'"tags" must hold strings only; tag {n} is {_shown(tag)}')
-    return list(value)
+    return [utf8_safe(tag) for tag in value]
 
 
 def check_importance(value: Any) -> float | None:
     """A finite number from 0 to 1, or None (not given)."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
-            or not 0.0 <= value <= 1.0:
+    # compared, never converted first: an int too large for a float is refused, not an OverflowError; NaN fails
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
         raise _refuse(f'"importance" must be a number from 0 to 1, not {_shown(value)}')
     return float(value)
 
 
 def _iso_time(value: Any, name: str = "created_at") -> float | None:
+    """An ISO 8601 time from 1970 to 2999 (`in_range`) as epoch seconds; None for null or ""."""
     if value is None or value == "":
         return None
     if not isinstance(value, str):
         raise _refuse(f'"{name}" must be an ISO 8601 time (a string), not {_shown(value)}')
     try:
-        return from_iso(value)
-    except (ValueError, OverflowError, OSError):
-        raise _refuse(f'"{name}" is not an ISO 8601 time: {value[:40]!r}') from None
+        ts = from_iso(value)
+    except (ValueError, OverflowError, OSError):  # not ISO 8601, or a time Python cannot place (year 1 local)
+        ts = None
+    if ts is None or not in_range(ts):
+        raise _refuse(f'"{name}" must be an ISO 8601 time from 1970 to 2999, not {value[:40]!r}')
+    return ts
 
 
 def check_created_at(value: Any) -> float | None:
-    """An ISO 8601 string, or epoch seconds (a finite number) as the engine's own callers pass."""
+    """An ISO 8601 string, or epoch seconds as the engine's own callers pass; from 1970 to 2999 (`in_range`)."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        if not math.isfinite(value):
-            raise _refuse(f'"created_at" must be a time, not {_shown(value)}')
+        if not in_range(value):  # compared, never converted first: 10**400 is refused, not an OverflowError
+            raise _refuse(f'"created_at" must be a time from 1970 to 2999, not {_shown(value)}')
         return float(value)
     return _iso_time(value)
+
+
+def _json_value(value: Any, depth: int) -> Any:
+    """A metadata value with every string (keys too) valid UTF-8; refused if JSON cannot hold it or too deep."""
+    if isinstance(value, str):
+        return utf8_safe(value)
+    if isinstance(value, float) and not math.isfinite(value):  # not JSON: the store's json_valid CHECK refuses it
+        raise _refuse(f'"metadata" must hold finite numbers only, not {_shown(value)}')
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if depth >= METADATA_DEPTH and isinstance(value, dict | list | tuple):
+        raise _refuse(f'"metadata" is nested too deeply (more than {METADATA_DEPTH} levels)')
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise _refuse('"metadata" keys must be strings')
+        return {utf8_safe(k): _json_value(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_value(v, depth + 1) for v in value]
+    raise _refuse(f'"metadata" must hold JSON values only, not {type(value).__name__}')
 
 
 def check_metadata(value: Any) -> dict[str, Any]:
@@ -124,7 +154,7 @@ def check_metadata(value: Any) -> dict[str, Any]:
         return {}
     if not isinstance(value, dict):
         raise _refuse(f'"metadata" must be a JSON object, not {_shown(value)}')
-    return value
+    return _json_value(value, 0)
 
 
 Pinned = Annotated[bool, BeforeValidator(check_pinned)]
