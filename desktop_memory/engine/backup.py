@@ -25,7 +25,7 @@ import numpy as np
 from .. import __version__
 from ..core.errors import BackupInvalid, InvalidInput, StorageError
 from ..core.models import to_iso
-from . import encryption
+from . import encryption, outputs
 from . import folder as folder_files
 from .embed import DIMENSIONS
 from .settings import FILENAME as SETTINGS_FILE
@@ -57,11 +57,9 @@ VectorsOf = Callable[[Sequence[str]], dict[str, np.ndarray]]  # ids -> the vecto
 def check_target(folder: Path, target: Path, passphrase: str | None, *, overwrite: bool) -> Path:
     """The backup file to write, after checking the passphrase and where it goes."""
     check_passphrase(passphrase)
-    target = target.expanduser()
+    target = outputs.check_outside(folder, target.expanduser(), "backup")
     if target.exists() and not overwrite:
         raise InvalidInput(f"{target} already exists: choose another file name or overwrite it explicitly")
-    if target.resolve().is_relative_to(folder.resolve()):
-        raise InvalidInput("write the backup outside the data folder")
     return target
 
 
@@ -72,7 +70,7 @@ def create(folder: Path, store: Store, vectors_of: VectorsOf, target: Path, pass
     `vectors_of` gives the vectors of the memories (their queue drained first by the caller).
     """
     target = check_target(folder, target, passphrase, overwrite=overwrite)
-    partial = target.with_name(target.name + ".partial")
+    partial = outputs.scratch(target)
     partial.unlink(missing_ok=True)
     folder_files.create_private(partial).close()  # 0600 whatever the umask: VACUUM INTO fills an empty file
     ids = sorted(store.all_ids())

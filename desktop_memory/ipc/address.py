@@ -18,6 +18,9 @@ log = logging.getLogger(__name__)
 
 SOCKET_NAME = "engine.sock"
 TOKEN_NAME = "engine.token"
+# The Unix socket: read and write for its owner (connecting needs write), no execute, in a 0700 folder (the data
+# folder, or the private run folder of `_private`); bound under umask 077 (0700), then set to this
+SOCKET_MODE = 0o600
 # sun_path holds 108 bytes on Linux and 104 on macOS (both including the final NUL)
 MAX_UNIX_PATH = 100
 

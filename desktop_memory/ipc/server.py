@@ -105,6 +105,7 @@ class IpcServer:
                 self._listener = pipe_windows.listener(self.address, backlog=16)
             else:
                 self._listener = Listener(self.address, family=address.family(), backlog=16)
+                os.chmod(self.address, address.SOCKET_MODE)  # no execute bit; never more than its owner's
         finally:
             if old_umask is not None:
                 os.umask(old_umask)

@@ -16,7 +16,7 @@ from typing import Any
 from ..core.errors import DesktopMemoryError, InvalidInput, NotFound, StorageError
 from ..core.models import Memory, Version, to_iso
 from ..core.text import check_content, clean_tags, content_hash, first_line
-from ..engine import encryption, folder
+from ..engine import encryption, folder, outputs
 from ..engine.embed import Embedder
 from ..engine.settings import Settings
 from ..engine.store import Store
@@ -184,6 +184,7 @@ class Lifecycle:
         all, an older file replaced); how many memories it holds."""
         if fmt not in ("jsonl", "markdown"):
             raise InvalidInput(f"unknown export format {fmt!r}: jsonl or markdown")
+        outputs.check_outside(self.folder, Path(target), "export")  # never over the database or its settings
         count = 0
         try:  # it holds every memory: private like the data folder
             with folder.private_output(Path(target)) as raw, io.TextIOWrapper(raw, encoding="utf-8") as fh:
