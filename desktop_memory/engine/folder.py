@@ -138,8 +138,10 @@ def _walk(folder: Path, only_ours: bool = False) -> Iterator[tuple[Path, int]]:
 
 
 def create_private(path: Path) -> IO[bytes]:
-    """Create (or truncate) `path` for writing, readable by this user only whatever the umask."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), FILE_MODE)
+    """Create (or truncate) `path` for writing, readable by this user only whatever the umask; never through a
+    symlink (O_NOFOLLOW: a link planted at a scratch name would have the write land on what it points to)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, FILE_MODE)
     try:
         if os.name == "posix":
             os.fchmod(fd, FILE_MODE)  # an existing file keeps its mode through O_CREAT
@@ -376,8 +378,10 @@ def _checks_out(folder: Path, staged: Path, size: int) -> bool:
 
 @contextlib.contextmanager
 def private_output(target: Path) -> Iterator[IO[bytes]]:
-    """Write `target` through `<target>.partial` (0600 whatever the umask), moved into place at the end."""
+    """Write `target` through `<target>.partial` (0600 whatever the umask), moved into place at the end; a file or
+    link already at that scratch name is removed first, never written through."""
     tmp = target.with_name(target.name + ".partial")
+    tmp.unlink(missing_ok=True)
     try:
         with create_private(tmp) as fh:
             yield fh  # a wrapper around it may close it first

@@ -152,3 +152,18 @@ def test_reading_a_file_of_the_data_folder_never_writes_it(world, command) -> No
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert contents(data) == before
     assert "Rua Augusta" in dm(data, "search", "Lisbon hotel").stdout
+
+
+def test_a_partial_link_to_a_file_of_the_persons_is_never_written_through(tmp_path: Path) -> None:
+    """export -o writes through <target>.partial: a symlink planted there (to a file outside the data folder) is
+    replaced, and the file it points to keeps its bytes."""
+    data = tmp_path / "data"
+    assert dm(data, "add", "a note about the Lisbon offsite").returncode == 0
+    precious = tmp_path / "thesis.txt"
+    precious.write_text("years of work", encoding="utf-8")
+    target = tmp_path / "out.jsonl"
+    (tmp_path / "out.jsonl.partial").symlink_to(precious)
+    done = dm(data, "export", "-o", str(target))
+    assert done.returncode == 0, done.stderr
+    assert precious.read_text(encoding="utf-8") == "years of work"
+    assert "Lisbon" in target.read_text(encoding="utf-8") and not (tmp_path / "out.jsonl.partial").exists()
