@@ -15,7 +15,7 @@ from typing import Any
 
 from ..core.errors import DesktopMemoryError, InvalidInput, NotFound, StorageError
 from ..core.models import Memory, Version, to_iso
-from ..core.text import check_content, clean_tags, content_hash, first_line
+from ..core.text import check_content, clean_tags, content_hash, first_line, utf8_safe
 from ..engine import encryption, folder, outputs
 from ..engine.embed import Embedder
 from ..engine.settings import Settings
@@ -85,7 +85,7 @@ class Lifecycle:
         m = self.get(memory_id)
         fields_: dict[str, Any] = {}
         if title is not None:
-            fields_["title"] = redact(" ".join(title.split())[:200]).text
+            fields_["title"] = redact(utf8_safe(" ".join(title.split())[:200])).text
         if content is not None:
             red = redact(check_content(content, self.settings.max_bytes))
             fields_.update(content=red.text, content_hash=content_hash(red.text),

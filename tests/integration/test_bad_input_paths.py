@@ -221,3 +221,12 @@ def test_mcp_far_dates_and_a_cut_emoji_do_not_break_the_server_or_the_folder(tmp
     assert exported["Ferry note from an agent"]["title"] == "Ferry \U0001f6a2"
     if "Ferry second note from an agent" in exported:  # a future SDK that lets it through
         assert exported["Ferry second note from an agent"]["title"] == "Ferry \ufffd"
+
+
+def test_edit_title_with_bytes_that_are_not_utf8_is_stored_readable(tmp_path: Path):
+    data = tmp_path / "d"
+    added = json.loads(ok(run(data, "add", "--json", "a note about the ferry to the island")))
+    ok(run(data, "edit", added["id"], "--title", b"caf\xff \xed\xa0\xbd title"))
+    shown = json.loads(ok(run(data, "show", added["id"], "--json")))
+    assert shown["title"].startswith("caf") and "title" in shown["title"]
+    ok(run(data, "export"))
