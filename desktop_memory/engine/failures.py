@@ -2,19 +2,24 @@
 
 SQLite (APSW), Chroma (its Rust core reports SQLite's text inside its own errors) and the OS each name
 these differently; `storage_error` recognises them anywhere in an exception's chain and returns the
-`StorageError` to raise instead, or None for anything else (a bug stays a bug).
+`StorageError` to raise instead, or None for anything else (a bug stays a bug). Where a library hides
+the cause (Chroma's "Failed to apply logs to the hnsw segment writer" on a full disk), `disk_full`
+looks at the free space itself.
 """
 
 from __future__ import annotations
 
 import errno
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import apsw
 
 from ..core.errors import DesktopMemoryError, DiskFull, StorageError, StorageFailure
 
-__all__ = ["DiskFull", "StorageFailure", "chain", "not_damage", "root_cause", "storage_error"]
+__all__ = ["DiskFull", "StorageFailure", "chain", "disk_error", "disk_full", "not_damage", "root_cause",
+           "storage_error"]
 
 DISK_FULL = "the disk is full: free some space and try again"
 READ_ONLY = "the data folder is read-only (a read-only disk or mount): make it writable or use another --data-dir"
@@ -27,6 +32,7 @@ DISK_ERROR = "the disk could not be written (a disk error, or the disk is full):
 _FULL_TEXT = ("database or disk is full", "no space left on device", "disk quota exceeded", "fullerror")
 _READ_ONLY_TEXT = ("readonly database", "read-only file system", "read-only database")
 _DAMAGED_TEXT = ("database disk image is malformed", "file is not a database", "corrupterror")
+LOW_SPACE = 1 << 20  # bytes: less free than this and a failed write that does not say why is taken for a full disk
 
 
 def chain(exc: BaseException) -> Iterator[BaseException]:
@@ -65,7 +71,9 @@ def _kind(e: BaseException) -> str | None:
         if e.errno in (errno.EACCES, errno.EPERM):
             return "permission"
     if isinstance(e, apsw.IOError):
-        return "io"
+        # SQLite could not enlarge its WAL index (the -shm file, "may indicate that the underlying filesystem
+        # volume is out of space"): all it says when a database opens on a full disk, with no connection to ask
+        return "full" if getattr(e, "extendedresult", None) == apsw.SQLITE_IOERR_SHMSIZE else "io"
     text = f"{type(e).__name__} {e}".lower()
     if any(t in text for t in _FULL_TEXT):
         return "full"
@@ -78,11 +86,50 @@ def _kind(e: BaseException) -> str | None:
 
 _MESSAGES = {"full": DISK_FULL, "read-only": READ_ONLY, "permission": NO_PERMISSION, "damaged": DAMAGED,
              "io": DISK_ERROR}
+_KINDS = {advice: kind for kind, advice in _MESSAGES.items()}
+_NOT_DAMAGE = ("full", "read-only", "permission", "io")
+
+
+def _failure(kind: str, detail: str = "") -> StorageFailure:
+    return (DiskFull if kind == "full" else StorageFailure)(_MESSAGES[kind], detail)
+
+
+def _told_kind(e: BaseException) -> str | None:
+    """`_kind`, and that of a StorageFailure told already (a full disk found by `disk_full`, say)."""
+    if isinstance(e, StorageFailure):
+        return "full" if isinstance(e, DiskFull) else _KINDS.get(e.advice)
+    return _kind(e)
 
 
 def not_damage(exc: BaseException) -> bool:
     """A full disk, a read-only folder, no permission or a disk error: the files are fine, the disk is not."""
-    return any(_kind(e) in ("full", "read-only", "permission", "io") for e in chain(exc))
+    return any(_told_kind(e) in _NOT_DAMAGE for e in chain(exc))
+
+
+def disk_error(exc: BaseException) -> StorageFailure | None:
+    """The one-line error for the full disk, read-only folder, missing permission or disk error anywhere in the
+    chain, even inside a message of ours ("cannot open the vector index: ..."); None when there is none."""
+    for e in chain(exc):
+        if (kind := _told_kind(e)) in _NOT_DAMAGE:
+            return _failure(kind)
+    return None
+
+
+def disk_full(path: Path) -> bool:
+    """Whether the filesystem holding `path` (or its nearest existing parent) has less than LOW_SPACE free.
+
+    For a library that hides the errno of a failed write: Chroma's compaction says only "Failed to apply
+    logs to the hnsw segment writer" when hnswlib cannot write its files on a full disk.
+    """
+    for where in (path, *path.parents):
+        try:
+            st = os.statvfs(where)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return False
+        return st.f_bavail * st.f_frsize < LOW_SPACE
+    return False
 
 
 def storage_error(exc: BaseException, *, detail: str = "", os_errno: int | None = None) -> StorageError | None:
@@ -100,5 +147,5 @@ def storage_error(exc: BaseException, *, detail: str = "", os_errno: int | None 
         if kind == "io" and os_errno:
             kind = _kind(OSError(os_errno, "")) or kind
         if kind is not None:
-            return (DiskFull if kind == "full" else StorageFailure)(_MESSAGES[kind], detail)
+            return _failure(kind, detail)
     return None

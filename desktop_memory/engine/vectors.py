@@ -4,6 +4,11 @@ The index heals itself (engine/index_health.py checks its files before Chroma op
 index is moved aside and opened empty; `needs_rebuild` then tells the service to refill it from
 SQLite's vector copies, which `start_fill` does on a thread of its own while searches are answered
 from an exact scan of those copies merged with what the new index already holds.
+
+A full disk (a read-only folder, no permission) is not damage: moving the index aside would not free
+it and the rebuild would fail the same way. Chroma's failure then becomes the one-line StorageError of
+engine/failures.py, the index stays where it is, and the open marker stays until a clean close, so
+the next open checks every element of files Chroma may have left half written.
 """
 
 from __future__ import annotations
@@ -18,8 +23,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ..core.errors import StorageError
-from . import index_health
+from ..core.errors import StorageError, StorageFailure
+from . import failures, index_health
 
 log = logging.getLogger(__name__)
 
@@ -34,11 +39,32 @@ def _is_damage(exc: BaseException) -> bool:
     """Chroma's own failures (a damaged segment, a Rust panic), as opposed to a bad argument."""
     from chromadb.errors import InternalError
 
-    from . import failures
-
     if failures.not_damage(exc):  # a full disk or a read-only folder: moving the index aside cannot help
         return False
     return isinstance(exc, InternalError) or type(exc).__name__ == "PanicException"
+
+
+def _forget_unstarted_system(path: Path) -> None:
+    """Drop Chroma's cached system for `path` if it never started.
+
+    Chroma caches a path's system before starting it and keeps it when the start fails (a full disk while
+    it creates its database); every later client of that path in the process got the same system, whose
+    Rust bindings were never made: "'RustBindingsAPI' object has no attribute 'bindings'" (CLI exit 70).
+    """
+    from chromadb.api import ServerAPI
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    key = str(path)
+    system = SharedSystemClient._identifier_to_system.get(key)  # Chroma offers no public way
+    if system is None:
+        return
+    try:
+        started = hasattr(system.instance(ServerAPI), "bindings")
+    except Exception:  # noqa: BLE001 - a system that cannot even say is of no use either
+        started = False
+    if not started:
+        SharedSystemClient._identifier_to_system.pop(key, None)
+        SharedSystemClient._identifier_to_refcount.pop(key, None)
 
 
 def release_process_cache() -> None:
@@ -75,8 +101,11 @@ class VectorIndex:
         self.filled = 0
         self.fill_total = 0
         self.fill_error: str | None = None
+        self._unfinished_write = False  # a Chroma write failed on the disk: keep the open marker at close
         resuming = index_health.is_rebuilding(path)
         if reason := index_health.inspect(path, thorough=index_health.was_left_open(path)):
+            if failures.disk_full(path):  # no room to rebuild it (Chroma's write may have failed on this very disk):
+                raise failures.DiskFull(failures.DISK_FULL)  # it is moved aside once there is
             self._set_aside(reason)
         self.created = not (path / "chroma.sqlite3").exists()
         self.needs_rebuild = self.needs_rebuild or resuming or self.created  # the service skips an empty store
@@ -85,13 +114,14 @@ class VectorIndex:
         try:
             self._connect()
             self._col.count()  # Chroma loads the segment and applies its log here: damage shows now
-        except Exception as exc:  # noqa: BLE001 - Chroma raises many types; all mean "cannot open"
-            if isinstance(exc, OSError) and not _is_damage(exc):
+        except BaseException as exc:  # Chroma raises many types, all meaning "cannot open"; a Rust panic too
+            if not isinstance(exc, Exception) and not _is_damage(exc):
+                raise  # KeyboardInterrupt, SystemExit
+            self._disconnect()
+            if (blocked := self._blocked(exc, damage_like=not isinstance(exc, OSError))) is not None:
+                raise blocked from exc  # the marker stays: Chroma may have written part of its files
+            if isinstance(exc, OSError):
                 raise StorageError(f"cannot open the vector index at {path}: {exc}") from exc
-            self._replace(f"Chroma cannot open it ({str(exc)[:200]})")
-        except BaseException as exc:  # a Rust panic is a BaseException
-            if not _is_damage(exc):
-                raise
             self._replace(f"Chroma cannot open it ({str(exc)[:200]})")
 
     # -- opening, damage, closing -------------------------------------------------------------
@@ -99,15 +129,19 @@ class VectorIndex:
         import chromadb
         from chromadb.config import Settings
 
-        self._client = chromadb.PersistentClient(
-            path=str(self.path), settings=Settings(anonymized_telemetry=False, allow_reset=False)
-        )
+        try:
+            self._client = chromadb.PersistentClient(
+                path=str(self.path), settings=Settings(anonymized_telemetry=False, allow_reset=False)
+            )
+        except BaseException:
+            _forget_unstarted_system(self.path)  # else every later open in this process fails the same way
+            raise
         self._col = self._client.get_or_create_collection(
             COLLECTION, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
         )
 
     def _disconnect(self) -> None:
-        client, self._client = self._client, None
+        client, self._client, self._col = self._client, None, None  # a stopped client's collection fails
         if client is not None:
             try:
                 client.close()  # stops Chroma's system for this path, so a new client opens the files again
@@ -126,6 +160,20 @@ class VectorIndex:
         log.info("the vector index was damaged (%s); moved it to %s, rebuilding it from the database",
                  reason, self.moved_to.name if self.moved_to else "nowhere")  # front ends: index_status()
 
+    def _blocked(self, exc: BaseException, *, damage_like: bool) -> StorageFailure | None:
+        """The full disk (read-only folder, missing permission) behind a Chroma failure, else None.
+
+        Chroma mostly says so ("database or disk is full"), but when the disk fills while it applies its
+        log it says only "Failed to apply logs to the metadata segment" (or "... the hnsw segment
+        writer"), the words of a damaged index: a failure that looks like damage (`damage_like`) on a
+        disk with almost no space left (failures.disk_full) is taken for a full disk.
+        """
+        if (told := failures.disk_error(exc)) is not None:
+            return told
+        if damage_like and failures.disk_full(self.path):
+            return failures.DiskFull(failures.DISK_FULL)
+        return None
+
     def _replace(self, reason: str) -> None:
         """Move the damaged index aside and open a new, empty one in its place."""
         self._disconnect()
@@ -134,27 +182,42 @@ class VectorIndex:
         try:
             self._connect()
         except Exception as exc:  # noqa: BLE001 - an empty index that cannot open is a real storage error
-            raise StorageError(f"cannot create the vector index at {self.path}: {exc}") from exc
+            raise (self._blocked(exc, damage_like=True)
+                   or StorageError(f"cannot create the vector index at {self.path}: {exc}")) from exc
         self.created = True
 
     def _call(self, op: Callable[[], _T]) -> _T:
-        """Run one Chroma operation; on a sign of damage replace the index and run it once more."""
+        """Run one Chroma operation; on a sign of damage replace the index and run it once more.
+
+        A full disk (or a read-only folder) is no damage: its one-line StorageError is raised and the
+        index stays. After an open or a replacement that failed so, the next call connects again.
+        """
         with self._lock:
             try:
+                if self._client is None:
+                    self._connect()
                 return op()
             except BaseException as exc:
-                if not _is_damage(exc):
+                damage = _is_damage(exc)
+                if not isinstance(exc, Exception) and not damage:
+                    raise  # KeyboardInterrupt, SystemExit
+                if (blocked := self._blocked(exc, damage_like=damage)) is not None:
+                    self._unfinished_write = True
+                    raise blocked from exc
+                if not damage:
                     raise
                 self._replace(f"Chroma failed at work ({str(exc)[:200]})")
                 return op()
 
     def close(self) -> None:
-        """Finish a rebuild under way, release Chroma and mark the index closed cleanly."""
+        """Finish a rebuild under way, release Chroma and mark the index closed cleanly (unless a write of
+        Chroma's failed on the disk: the open marker then has the next open check every element)."""
         if self._fill is not None:
             self._fill.join()
         with self._lock:
             self._disconnect()
-        index_health.mark_closed(self.path)
+        if not self._unfinished_write:
+            index_health.mark_closed(self.path)
 
     # -- operations ---------------------------------------------------------------------------
     def count(self) -> int:
@@ -213,6 +276,8 @@ class VectorIndex:
         try:
             res = self._call(lambda: self._col.query(query_embeddings=[vector], n_results=limit,
                                                      include=["distances"]))
+        except StorageFailure:  # a full disk: said as such
+            raise
         except Exception as exc:  # noqa: BLE001 - an empty collection is not an error for us
             if self.count() == 0:
                 return []

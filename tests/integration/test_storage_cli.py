@@ -6,15 +6,22 @@ where mounting is impossible the tests say so and skip.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from desktop_memory.core.errors import DiskFull
+from desktop_memory.engine import index_health
+from desktop_memory.engine.vectors import VectorIndex
 
 pytestmark = pytest.mark.integration
 CLI = [sys.executable, "-m", "desktop_memory"]
@@ -135,6 +142,123 @@ def test_a_read_only_folder_is_a_one_line_error(tmpfs):
         assert "read-only" in last_error_line(proc), (args, proc.stderr.decode())
     fresh = run(tmpfs.path / "new", "add", "a note")
     assert fresh.returncode == 1 and "read-only" in last_error_line(fresh).lower()
+
+
+def _short_records(start: int, n: int) -> list[str]:
+    """Short notes (embedded fast): a topic pair, an order and a reference that differ."""
+    return [json.dumps({"content": f"item {i}: {TOPICS[i % 10]} {TOPICS[i * 3 % 10]} order {i * 37 % 1009} "
+                                   f"ref {i * 7919 % 10007}"}) for i in range(start, start + n)]
+
+
+def _leave_free(where: Path, kb: int) -> None:
+    """A filler file that leaves `kb` KiB free on the filesystem of `where`."""
+    st = os.statvfs(where)
+    left = max(0, st.f_bavail * st.f_frsize - kb * 1024)
+    with open(where / "filler", "wb") as fh:
+        while left > 0:
+            chunk = min(left, 1 << 20)
+            fh.write(b"\0" * chunk)
+            left -= chunk
+
+
+def _set_aside(folder: Path) -> list[str]:
+    """Indexes in `folder` moved aside as damaged (vectors.broken-<time>), and a rebuild marked as under way."""
+    moved = sorted(p.name for p in folder.glob(f"vectors{index_health.BROKEN_PREFIX}*"))
+    return moved + ([index_health.REBUILDING_MARKER] if index_health.is_rebuilding(folder / "vectors") else [])
+
+
+@pytest.fixture(scope="module")
+def near_persist_folder(tmp_path_factory) -> Path:
+    """960 memories imported by the CLI: the next import crosses Chroma's 1,024-entry point at which it
+    applies its log to the metadata segment and persists the HNSW files."""
+    root = tmp_path_factory.mktemp("near-persist")
+    src = root / "base.jsonl"
+    src.write_text("\n".join(_short_records(0, 960)) + "\n")
+    ok(run(root / "base", "import", str(src)))
+    return root / "base"
+
+
+# Free KiB left before `import` at which the disk used to fill inside Chroma (issue 29, item 5): a new
+# folder (Chroma cannot create its database: 550-725 KiB), and a folder at Chroma's persist point (applying
+# its log fails as "Failed to apply logs to the metadata segment", the words of a damaged index: 670-760 KiB).
+# Each became "vectors.broken-*" and "'RustBindingsAPI' object has no attribute 'bindings'" (exit 1 or 70).
+# With nothing free the database cannot open its WAL index: "a disk error, or the disk is full".
+FILL_POINTS = {"new-folder": (560, 620, 680, 720), "at-chroma-persist": (0, 670, 700, 730, 760)}
+
+
+@pytest.mark.parametrize("folder", list(FILL_POINTS))
+def test_a_disk_filling_inside_chroma_during_an_import_is_one_line_and_never_damage(tmpfs, tmp_path, folder,
+                                                                                    request):
+    base = request.getfixturevalue("near_persist_folder") if folder == "at-chroma-persist" else None
+    lines = _short_records(5000, 150)
+    src = tmp_path / "more.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    data = tmpfs.path / "data"
+    for kb in FILL_POINTS[folder]:
+        shutil.rmtree(data, ignore_errors=True)
+        (tmpfs.path / "filler").unlink(missing_ok=True)
+        tmpfs.resize("16m")
+        if base is not None:
+            shutil.copytree(base, data)
+        _leave_free(tmpfs.path, kb)
+        proc = run(data, "import", str(src))
+        err = proc.stderr.decode()
+        where = f"{folder}, {kb} KiB free: exit {proc.returncode}: {err[-600:]}"
+        assert proc.returncode in (0, 1), where
+        said = [line for line in err.splitlines() if line and not line.startswith("committed ")]
+        assert "Traceback" not in err, where
+        assert len(said) == proc.returncode, where  # exit 0 says nothing on stderr, exit 1 one line
+        if proc.returncode == 1:
+            assert said[0].startswith("desktop-memory: the disk is full: free some space and try again"), where
+        assert not _set_aside(data), where  # a full disk is no damage: nothing moved aside, no rebuild
+
+        tmpfs.resize("64m")  # space freed: the folder works and everything the import reported is there
+        stored = len(lines)
+        if proc.returncode == 1:  # no "nothing after line L": full before the import began, nothing stored
+            found = re.search(r"every one up to line ([\d,]+)|nothing after line ([\d,]+)", said[0])
+            stored = int((found.group(1) or found.group(2)).replace(",", "")) if found else 0
+        for args in (["stats"], ["search", "glacier order"]):
+            after = run(data, *args)
+            assert after.returncode == 0 and b"Traceback" not in after.stderr, (where, args, after.stderr.decode())
+        exported = {json.loads(x)["content"] for x in ok(run(data, "export")).stdout.decode().splitlines()}
+        assert all(json.loads(x)["content"] in exported for x in lines[:stored]), where
+        assert not _set_aside(data), where
+
+
+def test_chroma_filling_the_disk_is_disk_full_and_the_index_opens_once_there_is_room(tmpfs):
+    """In-process, the disk filling at each moment of Chroma's work: creating its database, appending to
+    its log, applying the log to its metadata segment, persisting its HNSW files (the last two say only
+    "Failed to apply logs to the ... segment", like a damaged index). Each is the one-line DiskFull; the
+    index is neither moved aside nor marked for a rebuild; once there is room it opens again in this
+    process (Chroma's cache of a client that failed to start is not handed out again) and works."""
+    rng = np.random.default_rng(7)
+    path = tmpfs.path / "vectors"
+    causes: set[str] = set()
+    for kb in range(150, 4150, 250):
+        for old in tmpfs.path.iterdir():  # the index, and one the last reopen set aside (half-written files)
+            shutil.rmtree(old)
+        tmpfs.resize(f"{kb}k")
+        index = None
+        with pytest.raises(DiskFull) as info:
+            index = VectorIndex(path)
+            for batch in range(32):
+                index.upsert([f"{batch}-{i}" for i in range(64)], rng.standard_normal((64, 384)).astype(np.float32))
+        causes.add(str(info.value.__cause__))
+        assert str(info.value) == "the disk is full: free some space and try again", (kb, info.value.__cause__)
+        assert not _set_aside(tmpfs.path) and (index is None or index.damage is None), (kb, info.value.__cause__)
+        if index is not None:
+            index.close()
+        with contextlib.suppress(DiskFull):  # still full: opens, or says so again (leaving half-written files)
+            VectorIndex(path).close()
+        assert not _set_aside(tmpfs.path), (kb, info.value.__cause__)
+        tmpfs.resize("64m")
+        again = VectorIndex(path)  # room again: opens (a half-written index is moved aside, to be rebuilt)
+        before = again.count()
+        again.upsert(["after"], rng.standard_normal((1, 384)).astype(np.float32))
+        assert again.count() == before + 1 and again.query(rng.standard_normal(384).astype(np.float32), 3)
+        again.close()
+    assert any("database or disk is full" in c for c in causes), causes
+    assert any("Failed to apply logs to the hnsw segment writer" in c for c in causes), causes
 
 
 def test_parallel_cli_commands_wait_their_turn(tmp_path):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import re
 
 import apsw
@@ -61,6 +62,16 @@ def test_an_error_of_the_caller_inside_a_transaction_is_not_replaced(tmp_path):
 def test_failures_are_recognised(exc, words):
     err = failures.storage_error(exc)
     assert err is not None and words in str(err) and "\n" not in str(err)
+
+
+def test_a_database_that_cannot_grow_its_wal_index_is_on_a_full_disk():
+    """Opening a database on a full disk fails as SQLITE_IOERR_SHMSIZE, before any connection can give an errno."""
+    shm = apsw.IOError("disk I/O error")
+    shm.extendedresult = apsw.SQLITE_IOERR_SHMSIZE
+    assert str(failures.storage_error(shm)) == failures.DISK_FULL
+    other = apsw.IOError("disk I/O error")
+    other.extendedresult = apsw.SQLITE_IOERR_READ
+    assert str(failures.storage_error(other)) == failures.DISK_ERROR
 
 
 def test_other_errors_are_left_alone():
@@ -128,3 +139,98 @@ def test_storage_failures_cross_the_engine_socket_as_themselves():
     assert isinstance(raw, DiskFull) and str(raw) == failures.DISK_FULL  # never "a bug in the app" (exit 70)
     read_only = codec.error_from(codec.error_to(OSError(errno.EROFS, "Read-only file system")))
     assert isinstance(read_only, StorageError) and "read-only" in str(read_only)
+
+
+# -- the vector index on a full disk (issue 29, item 5) ----------------------------------------------------------
+def _statvfs_with(free: int):
+    real = os.statvfs
+
+    def fake(path):
+        st = real(path)
+        return os.statvfs_result((st.f_bsize, 4096, st.f_blocks, free // 4096, free // 4096, *st[5:]))
+
+    return fake
+
+
+def test_a_nearly_full_disk_is_found_from_the_nearest_existing_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "statvfs", _statvfs_with(64 * 1024))
+    assert failures.disk_full(tmp_path / "not" / "made" / "yet")
+    monkeypatch.setattr(os, "statvfs", _statvfs_with(50 << 20))
+    assert not failures.disk_full(tmp_path)
+
+
+def test_a_full_disk_told_already_is_still_no_damage():
+    from desktop_memory.core.errors import DiskFull
+
+    told = DiskFull(failures.DISK_FULL, "3 record(s) were stored")
+    assert failures.not_damage(told) and isinstance(failures.disk_error(told), DiskFull)
+    try:
+        try:
+            raise RuntimeError("Error in compaction: database or disk is full")
+        except RuntimeError as exc:
+            raise StorageError(f"cannot open the vector index at /x: {exc}") from exc
+    except StorageError as wrapped:
+        assert str(failures.disk_error(wrapped)) == failures.DISK_FULL  # found inside a message of ours
+    assert failures.disk_error(apsw.CorruptError("database disk image is malformed")) is None  # damage is damage
+
+
+def _failing_upsert(index, message: str):
+    from chromadb.errors import InternalError
+
+    def upsert(*a, **kw):
+        raise InternalError(message)
+
+    index._col.upsert = upsert
+
+
+def test_chroma_failing_to_apply_its_log_on_a_full_disk_is_disk_full_not_damage(tmp_path, monkeypatch):
+    """Chroma says only "Failed to apply logs to the hnsw segment writer" when hnswlib cannot write its files on a
+    full disk: with almost no space left that is a full disk, and the index stays where it is."""
+    import numpy as np
+
+    from desktop_memory.core.errors import DiskFull
+    from desktop_memory.engine import index_health
+    from desktop_memory.engine.vectors import VectorIndex
+
+    path = tmp_path / "vectors"
+    index = VectorIndex(path)
+    index.upsert(["a"], np.ones((1, 384), np.float32))
+    _failing_upsert(index, "Error in compaction: Failed to apply logs to the hnsw segment writer")
+    monkeypatch.setattr(os, "statvfs", _statvfs_with(16 * 1024))
+    with pytest.raises(DiskFull) as info:
+        index.upsert(["b"], np.ones((1, 384), np.float32))
+    assert str(info.value) == failures.DISK_FULL
+    assert index.damage is None and not list(tmp_path.glob("vectors.broken-*"))
+    index.close()
+    assert index_health.was_left_open(path)  # Chroma may have left half-written files: checked in full next time
+    monkeypatch.undo()
+    again = VectorIndex(path)
+    assert again.damage is None and again.count() == 1
+    _failing_upsert(again, "Error in compaction: Failed to apply logs to the hnsw segment writer")
+    again.upsert(["b"], np.ones((1, 384), np.float32))  # with room on the disk the same words are damage
+    assert again.damage and list(tmp_path.glob("vectors.broken-*"))
+    again.close()
+
+
+def test_chroma_failing_to_start_on_a_full_disk_leaves_no_broken_client_behind(tmp_path, monkeypatch):
+    """Chroma caches a path's client before starting it and kept it when the start failed: every later open of the
+    path in the process failed with "'RustBindingsAPI' object has no attribute 'bindings'" (CLI exit 70)."""
+    import chromadb.api.rust as rust
+    from chromadb.errors import InternalError
+
+    from desktop_memory.core.errors import DiskFull
+    from desktop_memory.engine.vectors import VectorIndex
+
+    real = rust.chromadb_rust_bindings.Bindings
+
+    def full(*a, **kw):
+        raise InternalError("error returned from database: (code: 13) database or disk is full")
+
+    monkeypatch.setattr(rust.chromadb_rust_bindings, "Bindings", full)
+    with pytest.raises(DiskFull):
+        VectorIndex(tmp_path / "vectors")
+    assert not list(tmp_path.glob("vectors.broken-*"))
+    monkeypatch.setattr(rust.chromadb_rust_bindings, "Bindings", real)
+    index = VectorIndex(tmp_path / "vectors")  # space freed: the same process opens it
+    assert index.count() == 0 and index.damage is None
+    index.close()
