@@ -10,7 +10,7 @@ looks at the free space itself.
 from __future__ import annotations
 
 import errno
-import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -123,12 +123,12 @@ def disk_full(path: Path) -> bool:
     """
     for where in (path, *path.parents):
         try:
-            st = os.statvfs(where)
+            free = shutil.disk_usage(where).free  # statvfs's f_bavail on POSIX; also on Windows
         except FileNotFoundError:
             continue
         except OSError:
             return False
-        return st.f_bavail * st.f_frsize < LOW_SPACE
+        return free < LOW_SPACE
     return False
 
 

@@ -4,6 +4,7 @@ that (the fake worker of tests/fake_model_worker.py; the real one in tests/integ
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from tests.fakes import FakeEmbedder
 from tests.unit.test_enrichment import fake_gguf
 from tests.unit.test_model_process import FAKE
 
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="the fake worker dies by POSIX signals")
 CPU_LINE = "the local model stopped: this computer's CPU cannot run this build of it; memories are enriched without it"
 
 

@@ -17,6 +17,8 @@ from desktop_memory.engine.llm import ModelInfo
 from desktop_memory.engine.model_process import ModelCrashed, WorkerModel, describe_exit
 
 FAKE = [sys.executable, str(Path(__file__).resolve().parents[1] / "fake_model_worker.py")]
+# the fake worker dies by POSIX signals; on Windows a crash is an exit code (test_exit_codes_in_words)
+posix_only = pytest.mark.skipif(os.name != "posix", reason="the fake worker dies by POSIX signals")
 
 
 @pytest.fixture
@@ -48,6 +50,7 @@ def gone(pid: int) -> bool:
     return Path(f"/proc/{pid}/status").read_text().count("zombie") > 0
 
 
+@posix_only
 def test_answers_come_from_the_worker_and_every_token_passes_the_pause_point(info, monkeypatch, variants):
     model = worker(info, monkeypatch)
     ticks: list[int] = []
@@ -61,6 +64,7 @@ def test_answers_come_from_the_worker_and_every_token_passes_the_pause_point(inf
     assert not model.loaded and pid is not None and gone(pid)  # idle unload gives the memory back
 
 
+@posix_only
 def test_an_illegal_instruction_while_loading_moves_to_the_next_build(info, monkeypatch, variants):
     model = worker(info, monkeypatch, "sigill-without-lib")
     model.load()
@@ -73,6 +77,7 @@ def test_an_illegal_instruction_while_loading_moves_to_the_next_build(info, monk
     again.unload()
 
 
+@posix_only
 def test_when_no_build_runs_the_cpu_is_named(info, monkeypatch, variants):
     model = worker(info, monkeypatch, "sigill-load")
     with pytest.raises(ModelCrashed) as caught:
@@ -80,6 +85,7 @@ def test_when_no_build_runs_the_cpu_is_named(info, monkeypatch, variants):
     assert caught.value.cpu and "CPU cannot run" in caught.value.reason and not model.loaded
 
 
+@posix_only
 @pytest.mark.parametrize(("mode", "words"), [("sigill-complete", "CPU cannot run"), ("segv-complete", "SIGSEGV")])
 def test_a_death_during_a_job_is_one_line_and_the_next_call_starts_afresh(info, monkeypatch, variants, mode, words):
     model = worker(info, monkeypatch, mode)
@@ -95,6 +101,7 @@ def test_a_death_during_a_job_is_one_line_and_the_next_call_starts_afresh(info, 
     model.unload()
 
 
+@posix_only
 def test_a_kill_from_outside_says_so(info, monkeypatch, variants):
     model = worker(info, monkeypatch)
     model.load()
@@ -104,6 +111,7 @@ def test_a_kill_from_outside_says_so(info, monkeypatch, variants):
         model._answer({"op": "truncate", "text": "x", "max_tokens": 1}, 5)
 
 
+@posix_only
 def test_a_silent_worker_is_ended_after_the_deadline(info, monkeypatch, variants):
     model = worker(info, monkeypatch, "hang-complete", silence_s=1.0)
     model.load()
@@ -114,6 +122,7 @@ def test_a_silent_worker_is_ended_after_the_deadline(info, monkeypatch, variants
     assert time.monotonic() - started < 10 and pid is not None and gone(pid)
 
 
+@posix_only
 def test_a_file_the_worker_cannot_use_is_unavailable_not_a_crash(info, monkeypatch, variants, tmp_path):
     model = WorkerModel(ModelInfo(tmp_path / "missing.gguf", 10, False), command=FAKE)
     with pytest.raises(ModelUnavailable, match="not found") as caught:
@@ -125,7 +134,7 @@ def test_exit_codes_in_words():
     assert describe_exit(-signal.SIGILL).cpu
     assert describe_exit(0xC000001D).cpu  # Windows: STATUS_ILLEGAL_INSTRUCTION
     assert describe_exit(-0x3FFFFFE3).cpu  # the same code read as a signed 32-bit number
-    assert "out of memory" in describe_exit(-signal.SIGKILL).reason
+    assert "out of memory" in describe_exit(-int(getattr(signal, "SIGKILL", 9))).reason
     assert "SIGABRT" in describe_exit(-signal.SIGABRT).reason
     assert "exit code 3" in describe_exit(3).reason
     assert not describe_exit(-signal.SIGSEGV).cpu

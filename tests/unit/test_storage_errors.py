@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import errno
 import json
-import os
 import re
+import shutil
 
 import apsw
 import pytest
@@ -142,20 +142,21 @@ def test_storage_failures_cross_the_engine_socket_as_themselves():
 
 
 # -- the vector index on a full disk (issue 29, item 5) ----------------------------------------------------------
-def _statvfs_with(free: int):
-    real = os.statvfs
+def _free_space(free: int):
+    """shutil.disk_usage (failures.disk_full's source, on every OS) answering `free` bytes free."""
+    real = shutil.disk_usage
 
     def fake(path):
-        st = real(path)
-        return os.statvfs_result((st.f_bsize, 4096, st.f_blocks, free // 4096, free // 4096, *st[5:]))
+        usage = real(path)
+        return type(usage)(usage.total, usage.total - free, free)
 
     return fake
 
 
 def test_a_nearly_full_disk_is_found_from_the_nearest_existing_folder(tmp_path, monkeypatch):
-    monkeypatch.setattr(os, "statvfs", _statvfs_with(64 * 1024))
+    monkeypatch.setattr(shutil, "disk_usage", _free_space(64 * 1024))
     assert failures.disk_full(tmp_path / "not" / "made" / "yet")
-    monkeypatch.setattr(os, "statvfs", _statvfs_with(50 << 20))
+    monkeypatch.setattr(shutil, "disk_usage", _free_space(50 << 20))
     assert not failures.disk_full(tmp_path)
 
 
@@ -196,7 +197,7 @@ def test_chroma_failing_to_apply_its_log_on_a_full_disk_is_disk_full_not_damage(
     index = VectorIndex(path)
     index.upsert(["a"], np.ones((1, 384), np.float32))
     _failing_upsert(index, "Error in compaction: Failed to apply logs to the hnsw segment writer")
-    monkeypatch.setattr(os, "statvfs", _statvfs_with(16 * 1024))
+    monkeypatch.setattr(shutil, "disk_usage", _free_space(16 * 1024))
     with pytest.raises(DiskFull) as info:
         index.upsert(["b"], np.ones((1, 384), np.float32))
     assert str(info.value) == failures.DISK_FULL
