@@ -10,6 +10,7 @@ from .core.errors import InvalidInput
 
 APP_NAME = "desktop-memory"
 ENV_HOME = "DESKTOP_MEMORY_HOME"
+MAX_NAME, MAX_PATH = 255, 4000  # a folder name, a whole path: what file systems and sockets' folders take
 
 
 def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -31,14 +32,19 @@ def checked(raw: str | os.PathLike[str], origin: str) -> Path:
     if not str(raw).strip():
         raise InvalidInput(f"{origin} is empty: name a data folder, or a new or empty folder to become one")
     path = Path(raw).expanduser().resolve()
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return path  # made when the engine opens it
-    except OSError as exc:  # too long, a file on the way, not allowed
-        raise InvalidInput(f"{origin} {shown(path)} cannot be a data folder: {exc.strerror or exc}") from None
-    if not stat.S_ISDIR(mode):
-        raise InvalidInput(f"{origin} {shown(path)} is a file, not a folder")
+    if len(str(path)) > MAX_PATH or any(len(part) > MAX_NAME for part in path.parts):  # the same on every OS
+        raise InvalidInput(f"{origin} {shown(path)} cannot be a data folder: its name is too long")
+    for where in (path, *path.parents):  # the path, or its nearest existing part (Windows says "not found"
+        try:                             # for a path under a file, POSIX "not a directory")
+            mode = os.stat(where).st_mode
+        except FileNotFoundError:
+            continue
+        except OSError as exc:  # a file on the way, not allowed
+            raise InvalidInput(f"{origin} {shown(path)} cannot be a data folder: {exc.strerror or exc}") from None
+        if not stat.S_ISDIR(mode):
+            raise InvalidInput(f"{origin} {shown(path)} is a file, not a folder" if where == path else
+                               f"{origin} {shown(path)} cannot be a data folder: {shown(where)} is a file")
+        return path  # a folder, or one to be made inside a folder
     return path
 
 
