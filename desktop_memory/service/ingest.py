@@ -2,7 +2,8 @@
 
 `Ingest` receives its collaborators (store, settings, embedder, vector sync, the embedding lane);
 what it decides per text (duplicate, extension, look-alike) is in `dedupe`, `_insert` and
-`_extension_of`.
+`_extension_of`. Only a capture may extend the previous one (`store_prepared`); a deliberate add
+(`add`: `desktop-memory add`, MCP's add_memory) and an import always make a memory of their own.
 """
 
 from __future__ import annotations
@@ -115,15 +116,21 @@ class Ingest:
         return memory, counts
 
     def add(self, content: str | bytes, *, source: str = "manual", **fields: Any) -> AddResult:
-        """Remember one text; it is searchable on return (its vector may wait in the queue)."""
+        """Remember one text; it is searchable on return (its vector may wait in the queue).
+
+        A deliberate add is never merged into the memory before it, however it continues that text: the
+        person (or an agent) asked for two memories. An exact repeat still bumps the stored one.
+        """
         memory, counts = self.prepare(content, source=source, **fields)
-        return self._store_batch([Prepared(0, memory, counts)])[0]
+        return self._store_batch([Prepared(0, memory, counts)], extend=False)[0]
 
     def store_prepared(self, memory: Memory, counts: dict[str, int]) -> AddResult:
-        """Store a memory `prepare` made (a capture that passed its rules), like `add`."""
-        return self._store_batch([Prepared(0, memory, counts)])[0]
+        """Store a capture `prepare` made (it passed its rules), like `add`, except that a capture strictly
+        extending the previous one from its source and app replaces it (a selection growing, an answer
+        streaming): the one in-place update, the earlier text kept as a version."""
+        return self._store_batch([Prepared(0, memory, counts)], extend=True)[0]
 
-    def _store_batch(self, prepared: list[Prepared]) -> list[AddResult]:
+    def _store_batch(self, prepared: list[Prepared], *, extend: bool) -> list[AddResult]:
         """Dedupe, embed, relate look-alikes and commit one batch (`add`).
 
         The vectors stay queued for Chroma until PENDING_FLUSH wait (or the service closes): Chroma's
@@ -134,7 +141,7 @@ class Ingest:
         if fresh:
             self.vectors.embedding_ready()
         vecs = self.embedder.encode([p.memory.content for p in fresh]) if fresh else no_vectors()
-        results += self.commit(fresh, vecs, later, index=False, extend=True)
+        results += self.commit(fresh, vecs, later, index=False, extend=extend)
         flush = vector_sync.PENDING_FLUSH
         if len(self.store.queued_upserts(flush)) >= flush:
             self.vectors.write_waiting()  # committed: a full disk now must not fail the add

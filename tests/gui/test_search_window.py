@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
+from desktop_memory.core.capture import Snapshot
 from desktop_memory.core.context import build_context
 from desktop_memory.engine.settings import Settings
 from desktop_memory.qt.search_window import SearchWindow
@@ -211,10 +212,9 @@ def test_look_alikes_show_as_one_row_with_similar_that_expands_and_can_be_picked
 
 
 def test_preview_lists_earlier_versions_and_restores_one(qtbot, window, bridge, engine) -> None:
-    first = engine(bridge, lambda s: s.add("Packing list: passport", source="clipboard", source_app="Notes"))
-    grown = engine(bridge, lambda s: s.add("Packing list: passport, charger, rain jacket", source="clipboard",
-                                           source_app="Notes"))
-    assert grown.status == "extended" and grown.memory.id == first.memory.id
+    first = engine(bridge, lambda s: s.capture(Snapshot("Packing list: passport", app="Notes")))  # only captures
+    grown = engine(bridge, lambda s: s.capture(Snapshot("Packing list: passport, charger, rain jacket", app="Notes")))
+    assert grown.status == "extended" and grown.memory_id == first.memory_id
     search(qtbot, window, "packing list charger")
     window._select_row(contents(window).index("Packing list: passport, charger, rain jacket"))
     window.open_preview()
@@ -227,7 +227,7 @@ def test_preview_lists_earlier_versions_and_restores_one(qtbot, window, bridge, 
     qtbot.waitUntil(lambda: window.preview.editor.toPlainText() == "Packing list: passport", timeout=10_000)
     qtbot.waitUntil(lambda: window.preview.versions.count() == 1
                     and "rain jacket" in window.preview.versions.item(0).text(), timeout=10_000)
-    assert engine(bridge, lambda s: s.get(first.memory.id).content) == "Packing list: passport"
+    assert engine(bridge, lambda s: s.get(first.memory_id).content) == "Packing list: passport"
 
 
 def test_a_click_on_similar_expands_the_row(qtbot, window, bridge, engine) -> None:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from desktop_memory.core.capture import Snapshot
 from desktop_memory.core.text import normalise
 from desktop_memory.service import MemoryService
 
@@ -115,7 +117,7 @@ def test_import_then_export_returns_every_distinct_record_with_its_fields(record
 @given(records=corpus())
 def test_added_one_at_a_time_every_distinct_text_is_kept(records, real_embedder) -> None:
     with tempfile.TemporaryDirectory() as tmp, MemoryService(Path(tmp), embedder=real_embedder) as service:
-        for r in records:  # live captures: now, one source; a growing sentence may extend in place
+        for r in records:  # live, now, one source (deliberate adds: none extends another)
             service.add(r["content"], source="clipboard", title=r["title"], tags=r["tags"])
         kept: set[str] = set()
         for e in _exported(service):
@@ -135,15 +137,15 @@ def test_the_generated_families_were_look_alikes_to_the_model() -> None:
 def test_growing_text_from_one_source_within_the_window_is_one_memory_with_versions(real_service) -> None:
     parts = ["Answer: the cache", "Answer: the cache is stale because", "Answer: the cache is stale because the TTL "
              "was set to a week"]
-    results = [real_service.add(p, source="chat", source_app="assistant") for p in parts]
+    copied = time.time() - 3600  # an answer streaming, captured as it grew an hour ago (only captures extend)
+    results = [real_service.capture(Snapshot(p, app="assistant", at=copied)) for p in parts]
     assert [r.status for r in results] == ["added", "extended", "extended"]
     assert real_service.store.count() == 1
-    m = real_service.get(results[0].memory.id)
+    m = real_service.get(results[0].memory_id)
     assert m.content == parts[-1] and [v.content for v in real_service.versions(m.id)] == parts[:2]
     assert real_service.search("why is the cache stale", limit=1)[0].memory.id == m.id
-    later = real_service.add(parts[-1] + " and nobody noticed", source="chat", source_app="assistant",
-                             created_at=m.created_at + 3600)  # an hour on: a new memory, related
-    other = real_service.add(parts[-1] + ", says the log", source="clipboard", source_app="assistant")
+    later = real_service.capture(Snapshot(parts[-1] + " and nobody noticed", app="assistant"))  # an hour on
+    other = real_service.add(parts[-1] + ", says the log", source="clipboard", source_app="assistant")  # deliberate
     assert later.status == other.status == "related" and real_service.store.count() == 3
 
 

@@ -17,6 +17,13 @@ def ids(hits):
     return [h.memory.id for h in hits]
 
 
+def captured(service, text, *, source="clipboard", app="", at=None):
+    """A copy as the app sends it (`capture`): the one path where a text extending the previous one updates it."""
+    result = service.capture(Snapshot(text, app=app, source=source, at=at))
+    assert result.stored, result.reason
+    return result
+
+
 def test_add_then_find_by_keyword(fake_service):
     r = fake_service.add("The staging deploy uses blue green switching", source="cli", tags=["Infra", "#ops"])
     assert r.status == "added"
@@ -59,10 +66,10 @@ def test_look_alikes_collapse_into_one_hit_with_the_others_attached(fake_service
 
 
 def test_a_capture_extending_the_previous_one_updates_it_and_keeps_the_earlier_text(fake_service):
-    first = fake_service.add("Meeting notes: budget", source="clipboard", source_app="Editor")
-    grown = fake_service.add("Meeting notes: budget approved for Q3", source="clipboard", source_app="Editor")
-    assert grown.status == "extended" and grown.memory.id == first.memory.id
-    m = fake_service.get(first.memory.id)
+    first = captured(fake_service, "Meeting notes: budget", app="Editor")
+    grown = captured(fake_service, "Meeting notes: budget approved for Q3", app="Editor")
+    assert grown.status == "extended" and grown.memory_id == first.memory_id
+    m = fake_service.get(first.memory_id)
     assert m.content == "Meeting notes: budget approved for Q3"
     assert [v.content for v in fake_service.versions(m.id)] == ["Meeting notes: budget"]
     assert ids(fake_service.search("approved")) == [m.id]
@@ -75,23 +82,20 @@ def test_a_capture_extending_the_previous_one_updates_it_and_keeps_the_earlier_t
 
 
 def test_extension_only_from_the_same_source_and_app_within_the_window(fake_service):
-    t0 = 1_800_000_000.0
-    a = fake_service.add("Draft reply to Sam", source="clipboard", source_app="Mail", created_at=t0)
-    other_app = fake_service.add("Draft reply to Sam about lunch", source="clipboard", source_app="Chat",
-                                 created_at=t0 + 10)
-    other_source = fake_service.add("Draft reply to Sam about dinner", source="hotkey", source_app="Mail",
-                                    created_at=t0 + 20)
-    late = fake_service.add("Draft reply to Sam, sent", source="clipboard", source_app="Mail",
-                            created_at=t0 + 6 * 60)
+    t0 = time.time() - 3600  # copies taken an hour ago (a copy is never dated in the future)
+    a = captured(fake_service, "Draft reply to Sam", app="Mail", at=t0)
+    other_app = captured(fake_service, "Draft reply to Sam about lunch", app="Chat", at=t0 + 10)
+    other_source = captured(fake_service, "Draft reply to Sam about dinner", source="hotkey", app="Mail", at=t0 + 20)
+    late = captured(fake_service, "Draft reply to Sam, sent", app="Mail", at=t0 + 6 * 60)
     assert other_app.status != "extended" and other_source.status != "extended" and late.status != "extended"
-    assert len({a.memory.id, other_app.memory.id, other_source.memory.id, late.memory.id}) == 4
-    assert fake_service.versions(a.memory.id) == []
+    assert len({a.memory_id, other_app.memory_id, other_source.memory_id, late.memory_id}) == 4
+    assert fake_service.versions(a.memory_id) == []
     # a chain of extensions: each within 5 minutes of the one before
-    b = fake_service.add("Status", source="cli", created_at=t0)
+    b = captured(fake_service, "Status", source="cli", at=t0)
     for i, text in enumerate(["Status: green", "Status: green, deploy at 5", "Status: green, deploy at 5 done"]):
-        r = fake_service.add(text, source="cli", created_at=t0 + 240 * (i + 1))
-        assert r.status == "extended" and r.memory.id == b.memory.id
-    assert [v.content for v in fake_service.versions(b.memory.id)] == [
+        r = captured(fake_service, text, source="cli", at=t0 + 240 * (i + 1))
+        assert r.status == "extended" and r.memory_id == b.memory_id
+    assert [v.content for v in fake_service.versions(b.memory_id)] == [
         "Status", "Status: green", "Status: green, deploy at 5"]
 
 
@@ -125,25 +129,24 @@ def test_a_copy_time_that_cannot_be_trusted_is_stored_as_now(fake_service, at):
 
 
 def test_a_short_capture_quoted_inside_a_later_one_is_not_extended(fake_service):
-    ok = fake_service.add("Thanks!", source="clipboard", source_app="Chat")
-    later = fake_service.add("Sam wrote Thanks! after the invoice INV-2291 was paid", source="clipboard",
-                             source_app="Chat")
-    assert later.status != "extended" and later.memory.id != ok.memory.id
-    assert fake_service.get(ok.memory.id).content == "Thanks!" and fake_service.versions(ok.memory.id) == []
+    ok = captured(fake_service, "Thanks!", app="Chat")
+    later = captured(fake_service, "Sam wrote Thanks! after the invoice INV-2291 was paid", app="Chat")
+    assert later.status != "extended" and later.memory_id != ok.memory_id
+    assert fake_service.get(ok.memory_id).content == "Thanks!" and fake_service.versions(ok.memory_id) == []
 
 
 def test_a_forgotten_capture_is_not_extended(fake_service):
-    a = fake_service.add("Address: 12 Elm", source="clipboard")
-    fake_service.set_forgotten(a.memory.id, True)
-    b = fake_service.add("Address: 12 Elm Street, Leeds", source="clipboard")
-    assert b.status != "extended" and fake_service.get(a.memory.id).forgotten
+    a = captured(fake_service, "Address: 12 Elm")
+    fake_service.set_forgotten(a.memory_id, True)
+    b = captured(fake_service, "Address: 12 Elm Street, Leeds")
+    assert b.status != "extended" and fake_service.get(a.memory_id).forgotten
 
 
 def test_purge_removes_versions_too(fake_service):
-    a = fake_service.add("todo: call", source="cli")
-    fake_service.add("todo: call the bank", source="cli")
-    assert fake_service.versions(a.memory.id)
-    fake_service.purge([a.memory.id])
+    a = captured(fake_service, "todo: call", source="cli")
+    captured(fake_service, "todo: call the bank", source="cli")
+    assert fake_service.versions(a.memory_id)
+    fake_service.purge([a.memory_id])
     assert fake_service.store.scalar("SELECT count(*) FROM memory_versions") == 0
 
 
@@ -161,8 +164,8 @@ def test_exact_duplicates_inside_one_batch_and_across_batches_import_completely(
 
 
 def test_export_then_import_keeps_versions(fake_service, data_dir, tmp_path):
-    fake_service.add("Plan: ship", source="cli")
-    fake_service.add("Plan: ship v2 on Friday", source="cli")
+    captured(fake_service, "Plan: ship", source="cli")
+    captured(fake_service, "Plan: ship v2 on Friday", source="cli")
     records = list(fake_service.export_records())
     with MemoryService(tmp_path / "other", embedder=FakeEmbedder()) as other:
         assert other.import_records([json.dumps(r) for r in records]).stored == 1
