@@ -49,9 +49,12 @@ async def call(session: ClientSession, tool: str, args: dict[str, Any]) -> Any:
 
 
 async def error(session: ClientSession, tool: str, args: dict[str, Any]) -> str:
+    """A failed tool call's message: one line, as everywhere in the product."""
     res = await session.call_tool(tool, args)
     assert res.is_error
-    return res.content[0].text
+    text = res.content[0].text
+    assert "\n" not in text and "pydantic" not in text, text
+    return text
 
 
 def server_rss_kb(folder: Path) -> int:
