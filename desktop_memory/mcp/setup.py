@@ -1,26 +1,53 @@
-"""`setup-mcp`: the configuration snippet for an MCP client, and merging it into the client's file."""
+"""`setup-mcp`: the configuration snippet for an MCP client, and merging it into the client's file.
+
+Each app keeps its MCP servers under its own key in its own file (from each app's documentation):
+Claude Desktop, Claude Code, Cursor, Windsurf and Gemini CLI under "mcpServers" (Claude Code with "type":
+"stdio"); VS Code under "servers" with "type": "stdio" in the user profile's mcp.json; Zed under
+"context_servers" in its settings.json, with "command" a string beside "args" and "env"; Codex CLI in TOML,
+as a `[mcp_servers.NAME]` table in ~/.codex/config.toml.
+
+The JSON files may be JSONC (VS Code's, Zed's and Gemini CLI's are: `//` and `/* */` comments, trailing
+commas). They are read as such and changed by a textual edit of our entry alone, so every comment, the
+indentation and the line ends stay; the edited text is read again and must give exactly the old configuration
+plus our entry, or nothing is written. Codex's TOML is edited with tomlkit, which keeps comments and layout.
+A file that holds another app's key and not this app's is refused: written there, our entry would be read by
+neither app. The file is never written into the data folder (engine/outputs.py, as export and backup).
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import paths
+from .. import __version__, paths
 from ..core.errors import DesktopMemoryError, InvalidInput, StorageError
-from ..engine import session_env
+from ..engine import outputs, session_env
+from ..paths import shown
 
 SERVER_NAME = "desktop-memory"
-CLIENTS = ("claude-desktop", "claude-code", "cursor")
-CLIENT_NAMES = {"claude-desktop": "Claude Desktop", "claude-code": "Claude Code", "cursor": "Cursor"}
+CLIENTS = ("claude-desktop", "claude-code", "cursor", "vscode", "windsurf", "zed", "codex", "gemini")
+CLIENT_NAMES = {"claude-desktop": "Claude Desktop", "claude-code": "Claude Code", "cursor": "Cursor",
+                "vscode": "VS Code", "windsurf": "Windsurf", "zed": "Zed", "codex": "Codex CLI",
+                "gemini": "Gemini CLI"}
+# where each app keeps its MCP servers in its file
+SERVERS_KEY = {"claude-desktop": "mcpServers", "claude-code": "mcpServers", "cursor": "mcpServers",
+               "windsurf": "mcpServers", "gemini": "mcpServers", "vscode": "servers", "zed": "context_servers",
+               "codex": "mcp_servers"}
+JSON_KEYS = {"mcpServers": "Claude Desktop, Claude Code, Cursor, Windsurf or Gemini CLI", "servers": "VS Code",
+             "context_servers": "Zed"}  # the apps whose file a JSON key marks
 CHECK_TIMEOUT_S = 180.0  # a first start loads the embedding model (and may prepare it once)
 CHECK_QUERY = "desktop-memory setup check"
 ENCRYPTION_ENV = "DESKTOP_MEMORY_ENCRYPTION"  # engine/encryption.py: ENV (not imported: it pulls in the database)
+BUNDLE_SUFFIX = ".mcpb"
+BUNDLE_MANIFEST_VERSION = "0.3"  # MCPB's MANIFEST.md: the current version (0.4 adds only the "uv" server type)
 
 
 class CheckFailed(DesktopMemoryError):
@@ -32,6 +59,11 @@ class MergeResult:
     path: Path
     changed: bool
     backup: Path | None
+    note: str | None = None  # something else in the file that keeps the app from starting our server
+
+
+def _platform() -> str:
+    return sys.platform
 
 
 def server_command(data_dir: str | None = None) -> dict[str, Any]:
@@ -68,34 +100,52 @@ def server_env(data_dir: str | None = None) -> dict[str, str]:
 
 
 def server_entry(client: str, data_dir: str | None = None) -> dict[str, Any]:
+    """Our entry in the client's file (for Codex, the keys of its TOML table)."""
     entry = server_command(data_dir)
     env = server_env(data_dir)
     if client == "claude-code":
         return {"type": "stdio", **entry, "env": env}
+    if client == "vscode":  # "type" is required there
+        return {"type": "stdio", **entry, **({"env": env} if env else {})}
     return {**entry, "env": env} if env else entry
 
 
 def config_path(client: str) -> Path:
     """The client's user-level configuration file on this OS."""
-    home = Path.home()
+    home, platform = Path.home(), _platform()
+    appdata = Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
+    xdg_config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
     if client == "claude-desktop":
-        if sys.platform == "darwin":
+        if platform == "darwin":
             return home / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json"
-        if sys.platform == "win32":
-            return Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming") / "Claude" / \
-                "claude_desktop_config.json"
-        return Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "Claude" / "claude_desktop_config.json"
+        return (appdata if platform == "win32" else xdg_config) / "Claude" / "claude_desktop_config.json"
     if client == "claude-code":
         return home / ".claude.json"  # user scope: every project
     if client == "cursor":
         return home / ".cursor" / "mcp.json"
+    if client == "vscode":  # the default profile's user folder (a workspace's own is .vscode/mcp.json)
+        if platform == "darwin":
+            return home / "Library" / "Application Support" / "Code" / "User" / "mcp.json"
+        return (appdata if platform == "win32" else xdg_config) / "Code" / "User" / "mcp.json"
+    if client == "windsurf":
+        return home / ".codeium" / "windsurf" / "mcp_config.json"
+    if client == "zed":  # Zed's paths.rs: ~/.config/zed on macOS too, $XDG_CONFIG_HOME/zed on Linux
+        if platform == "win32":
+            return appdata / "Zed" / "settings.json"
+        return (xdg_config if platform.startswith("linux") else home / ".config") / "zed" / "settings.json"
+    if client == "codex":
+        return Path(os.environ.get("CODEX_HOME") or home / ".codex") / "config.toml"
+    if client == "gemini":
+        return home / ".gemini" / "settings.json"
     raise InvalidInput(f"unknown MCP client {client!r}; choose one of {', '.join(CLIENTS)}")
 
 
 def snippet(client: str, data_dir: str | None = None) -> str:
     """What to put in the client's configuration (and for Claude Code, the one-line command too)."""
     entry = server_entry(client, data_dir)
-    text = json.dumps({"mcpServers": {SERVER_NAME: entry}}, indent=2)
+    if client == "codex":
+        return _toml_merge("", entry)
+    text = json.dumps({SERVERS_KEY[client]: {SERVER_NAME: entry}}, indent=2, ensure_ascii=False)
     if client == "claude-code":
         cmd = " ".join(_quote(a) for a in ["claude", "mcp", "add", "--scope", "user", SERVER_NAME, "--",
                                            entry["command"], *entry["args"]])
@@ -107,70 +157,470 @@ def _quote(arg: str) -> str:
     return arg if arg and all(c.isalnum() or c in "-_./:=@" for c in arg) else json.dumps(arg)
 
 
-def _read_config(path: Path) -> dict[str, Any]:
-    """The client's configuration as a JSON object ({} when the file is missing or empty)."""
-    if not path.exists():
-        return {}
+# -- reading a client's file: JSONC or TOML, and whose it is --------------------------------------------------
+def _read_text(path: Path) -> str | None:
+    """The file's text (a UTF-8 byte order mark dropped), or None when there is no file."""
     try:
-        raw = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StorageError(f"cannot read {path}: {exc}") from exc
-    if not raw.strip():
-        return {}
+        raw = path.read_bytes().decode("utf-8")  # as it is: CRLF line ends stay CRLF
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StorageError(f"cannot read {shown(path)}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{shown(path)} is not UTF-8 text ({exc.reason} at byte {exc.start}); fix it or add "
+                           "the snippet by hand") from None
+    return raw.removeprefix("\ufeff")
+
+
+def _load(client: str, path: Path, writing: bool = False, data_dir: str | None = None
+          ) -> tuple[str | None, dict[str, Any]]:
+    """(the file's text or None, its configuration: {} when missing or empty), refusing a file it cannot read
+    and a file that belongs to another app; when `writing` it, a file in the data folder too."""
+    if "\0" in str(path):
+        raise InvalidInput(f"{shown(path)} is not a file name (it holds a NUL character)")
+    if writing:
+        _check_outside(Path(os.path.realpath(path)), data_dir, "MCP configuration")
+    raw = _read_text(path)
+    if raw is None:
+        return None, {}
+    if client == "codex":
+        config = _toml_config(path, raw)
+    else:
+        config = _json_config(path, raw)
+        _refuse_foreign_json(client, path, config)
+    return raw, config
+
+
+def _json_config(path: Path, raw: str) -> dict[str, Any]:
     try:
-        config = json.loads(raw)
+        config = loads_jsonc(raw, empty={})
     except ValueError as exc:
-        raise InvalidInput(f"{path} is not valid JSON ({exc}); fix it or add the snippet by hand") from None
+        if (toml := _toml_or_none(raw)) is not None and "mcp_servers" in toml:
+            raise InvalidInput(f"{shown(path)} is Codex CLI's TOML configuration ([mcp_servers]); use "
+                               "--client codex for it") from None
+        raise InvalidInput(f"{shown(path)} is not valid JSON ({exc}); fix it or add the snippet by hand") from None
     if not isinstance(config, dict):
-        raise InvalidInput(f"{path} does not hold a JSON object; add the snippet by hand")
+        raise InvalidInput(f"{shown(path)} does not hold a JSON object; add the snippet by hand")
     return config
 
 
+def _refuse_foreign_json(client: str, path: Path, config: dict[str, Any]) -> None:
+    """Another app's file: it has another app's key for MCP servers, and not this app's."""
+    ours = SERVERS_KEY[client]
+    if ours in config:
+        return
+    mcp = config.get("mcp")
+    if isinstance(mcp, dict) and "servers" in mcp:
+        raise InvalidInput(f'{shown(path)} looks like VS Code\'s settings.json ("mcp" holds "servers"); VS Code '
+                           "reads MCP servers from mcp.json in the same folder: pass that one with --config")
+    for key, apps in JSON_KEYS.items():
+        if key != ours and key in config:
+            raise InvalidInput(f'{shown(path)} is another app\'s configuration: it has "{key}" ({apps}), and '
+                               f'{CLIENT_NAMES[client]} reads "{ours}"; choose that app with --client, or pass '
+                               f"{CLIENT_NAMES[client]}'s own file with --config")
+
+
+def _toml_or_none(raw: str) -> dict[str, Any] | None:
+    import tomllib
+
+    try:
+        return tomllib.loads(raw)
+    except ValueError:
+        return None
+
+
+def _toml_config(path: Path, raw: str) -> dict[str, Any]:
+    import tomllib
+
+    try:
+        config = tomllib.loads(raw)
+    except ValueError as exc:
+        try:
+            other = loads_jsonc(raw)
+        except ValueError:
+            other = None
+        if isinstance(other, dict):
+            for key, apps in JSON_KEYS.items():
+                if key in other:
+                    raise InvalidInput(f'{shown(path)} is another app\'s configuration: it has "{key}" ({apps}), and '
+                                       "Codex CLI reads [mcp_servers] from TOML; choose that app with --client, "
+                                       "or pass Codex's config.toml with --config") from None
+        raise InvalidInput(f"{shown(path)} is not valid TOML ({exc}); fix it or add the snippet by hand") from None
+    servers = config.get("mcp_servers", {})
+    if not isinstance(servers, dict) or not isinstance(servers.get(SERVER_NAME, {}), dict):
+        raise InvalidInput(f"[mcp_servers] in {shown(path)} is not a table of tables; add the snippet by hand")
+    return config
+
+
+# -- JSONC: JSON with // and /* */ comments and trailing commas -------------------------------------------------
+@dataclass
+class _Node:
+    """A value in the text: [start, end); for an object its members, and where its closing brace is."""
+    start: int
+    end: int
+    members: list[_Member] | None = None
+
+
+@dataclass
+class _Member:
+    key: str
+    key_start: int
+    value: _Node
+    comma: bool  # a comma follows the value
+
+
+_TOKEN = re.compile(r'\s+|"(?:[^"\\]+|\\.)*"|//[^\n]*|/\*.*?\*/|[{}\[\]:,]|[^\s"{}\[\]:,/]+', re.S)
+
+
+def _scan(text: str) -> list[tuple[str, int, int]]:
+    """The tokens of a JSONC text: (kind, start, end), kind a punctuation character, "str", "lit" or "comment"."""
+    tokens, i, n = [], 0, len(text)
+    while i < n:
+        match = _TOKEN.match(text, i)
+        if match is None:
+            what = ("unterminated string" if text[i] == '"' else
+                    "unterminated comment" if text.startswith("/*", i) else f"unexpected {text[i]!r}")
+            raise _jsonc_error(text, i, what)
+        j, c = match.end(), text[i]
+        if not c.isspace():
+            kind = ("str" if c == '"' else "comment" if c == "/" else c if c in "{}[]:," else "lit")
+            tokens.append((kind, i, j))
+        i = j
+    return tokens
+
+
+def _jsonc_error(text: str, at: int, what: str) -> ValueError:
+    line = text.count("\n", 0, at) + 1
+    return ValueError(f"{what}: line {line} column {at - (text.rfind(chr(10), 0, at) + 1) + 1} (char {at})")
+
+
+def loads_jsonc(text: str, empty: Any = ...) -> Any:
+    """The value of a JSONC text (comments and trailing commas allowed; otherwise JSON, errors as json's).
+
+    `empty` is returned for a text with nothing but blanks and comments, when given."""
+    text = text.removeprefix("\ufeff")
+    tokens = _scan(text)
+    solid = [t for t in tokens if t[0] != "comment"]
+    if not solid and empty is not ...:
+        return empty
+    edits: list[tuple[int, int, str]] = []
+    for kind, start, end in tokens:  # comments become blanks (line breaks kept: json's positions stay right)
+        if kind == "comment":
+            edits.append((start, end, "".join(ch if ch in "\r\n" else " " for ch in text[start:end])))
+    for k, (kind, start, end) in enumerate(solid):  # a comma before a closing bracket: a trailing comma
+        if kind == "," and 0 < k < len(solid) - 1 and solid[k + 1][0] in "}]" and solid[k - 1][0] not in "{[,":
+            edits.append((start, end, " "))
+    pieces, at = [], 0
+    for start, end, blank in sorted(edits):
+        pieces += [text[at:start], blank]
+        at = end
+    try:
+        return json.loads("".join([*pieces, text[at:]]))
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def _parse(text: str, tokens: list[tuple[str, int, int]], k: int) -> tuple[_Node, int]:
+    """The value starting at token k (already known to be valid JSONC), and the index after it."""
+    kind, start, end = tokens[k]
+    if kind not in "{[":
+        return _Node(start, end), k + 1
+    members: list[_Member] = []
+    k += 1
+    while tokens[k][0] not in "}]":
+        if kind == "{":
+            key_start = tokens[k][1]
+            key = json.loads(text[tokens[k][1]:tokens[k][2]])
+            value, k = _parse(text, tokens, k + 2)  # the key, the colon
+            members.append(_Member(key, key_start, value, tokens[k][0] == ","))
+        else:
+            _value, k = _parse(text, tokens, k)
+        if tokens[k][0] == ",":
+            k += 1
+    return _Node(start, tokens[k][2], members if kind == "{" else None), k + 1
+
+
+def _line_indent(text: str, at: int) -> str | None:
+    """The blanks before `at` on its line, when only blanks are there."""
+    prefix = text[text.rfind("\n", 0, at) + 1:at]
+    return prefix if not prefix.strip() else None
+
+
+def _leading_blanks(text: str, at: int) -> str:
+    line = text[text.rfind("\n", 0, at) + 1:at]
+    return line[:len(line) - len(line.lstrip(" \t"))]
+
+
+def _dump(value: Any, indent: str, unit: str, newline: str) -> str:
+    return json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", newline + indent)
+
+
+def _insert_member(text: str, obj: _Node, key: str, value: Any, unit: str, newline: str) -> str:
+    """`text` with `"key": value` added as the last member of the object `obj`, nothing else touched."""
+    assert obj.members is not None
+    close = obj.end - 1
+    last = obj.members[-1] if obj.members else None
+    if last is not None and text.find("\n", obj.start, close) < 0:  # on one line: ours joins that line
+        member = f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(value, ensure_ascii=False)}"
+        if last.comma:
+            return f"{text[:close].rstrip()} {member}{text[close:]}"
+        return f"{text[:last.value.end]}, {member}{text[last.value.end:]}"
+    indent = _line_indent(text, last.key_start) if last else None
+    if indent is None:
+        indent = _leading_blanks(text, obj.start) + unit
+    member = f"{json.dumps(key, ensure_ascii=False)}: {_dump(value, indent, unit, newline)}"
+    line_start = text.rfind("\n", 0, close) + 1
+    if not text[line_start:close].strip() and text.rfind("\n", obj.start, close) >= 0:
+        # the closing brace on a line of its own: ours goes on the lines before it
+        at, insert = line_start, f"{indent}{member}{newline}"
+    else:
+        at, insert = close, f"{newline}{indent}{member}{newline}{_leading_blanks(text, close)}"
+    text = text[:at] + insert + text[at:]
+    if last is not None and not last.comma:  # after the last value, before any comment that follows it
+        text = text[:last.value.end] + "," + text[last.value.end:]
+    return text
+
+
+def _jsonc_merge(raw: str | None, key: str, entry: dict[str, Any]) -> str:
+    """The client's text with our entry set under `key`, comments and layout kept."""
+    fresh = json.dumps({key: {SERVER_NAME: entry}}, indent=2, ensure_ascii=False) + "\n"
+    if raw is None or not raw.strip():
+        return fresh
+    text = raw
+    newline = "\r\n" if "\r\n" in text else "\n"
+    solid = [t for t in _scan(text) if t[0] != "comment"]
+    if not solid:  # only comments: they stay above the new object
+        return text.rstrip() + newline + fresh.replace("\n", newline)
+    root, _ = _parse(text, solid, 0)
+    assert root.members is not None
+    unit = next((i for m in root.members if (i := _line_indent(text, m.key_start))), None) or "  "
+    servers = next((m for m in reversed(root.members) if m.key == key), None)  # json.loads: the last one wins
+    if servers is None:
+        return _insert_member(text, root, key, {SERVER_NAME: entry}, unit, newline)
+    assert servers.value.members is not None
+    ours = next((m for m in reversed(servers.value.members) if m.key == SERVER_NAME), None)
+    if ours is None:
+        return _insert_member(text, servers.value, SERVER_NAME, entry, unit, newline)
+    indent = _leading_blanks(text, ours.key_start)
+    value = _dump(entry, indent, unit, newline)
+    return text[:ours.value.start] + value + text[ours.value.end:]
+
+
+# -- TOML (Codex CLI) -------------------------------------------------------------------------------------------
+def _toml_merge(raw: str, entry: dict[str, Any]) -> str:
+    """Codex's config.toml with `[mcp_servers.desktop-memory]` set: command, args and env written, the person's
+    other keys of our table (a start-up timeout, tool approvals) and everything else in the file kept."""
+    import tomlkit
+    from tomlkit.items import InlineTable, Table
+
+    doc = tomlkit.parse(raw)
+    servers = doc.get("mcp_servers")
+    if servers is None:
+        servers = tomlkit.table(is_super_table=True)
+        doc["mcp_servers"] = servers
+    ours = servers.get(SERVER_NAME)
+    if ours is None:
+        ours = tomlkit.inline_table() if isinstance(servers, InlineTable) else tomlkit.table()
+        _toml_fill(ours, entry)
+        if isinstance(ours, Table):
+            ours.add(tomlkit.nl())  # a blank line before whatever table follows
+        servers[SERVER_NAME] = ours
+    else:
+        for key in ("url", "bearer_token_env_var", "http_headers", "env_http_headers"):  # never an HTTP server
+            ours.pop(key, None)
+        _toml_fill(ours, entry)
+    text = tomlkit.dumps(doc)
+    if text.endswith("\n\n") and not raw.endswith("\n\n"):
+        text = text.rstrip("\n") + "\n"
+    if "\r\n" in raw:  # tomlkit writes what it adds with LF: CRLF like the rest (when no value changes by it)
+        crlf = re.sub(r"(?<!\r)\n", "\r\n", text)
+        text = crlf if _toml_or_none(crlf) == _toml_or_none(text) else text
+    return text
+
+
+def _toml_fill(table: Any, entry: dict[str, Any]) -> None:
+    import tomlkit
+
+    table["command"] = entry["command"]
+    table["args"] = list(entry["args"])
+    if entry.get("env"):
+        env = tomlkit.inline_table()
+        env.update(entry["env"])
+        table["env"] = env
+    elif "env" in table:
+        del table["env"]
+
+
+# -- writing --------------------------------------------------------------------------------------------------
+def _data_folders(data_dir: str | None) -> list[Path]:
+    """The data folders a file must stay out of: this invocation's, and the one a client's server would use."""
+    folders = [paths.data_dir(data_dir)]
+    if (default := minimal_env_data_dir()) not in folders:
+        folders.append(default)
+    return folders
+
+
+def _check_outside(target: Path, data_dir: str | None, what: str) -> None:
+    for folder in _data_folders(data_dir):
+        outputs.check_outside(folder, target, what)
+
+
 def merge(client: str, path: Path | None = None, data_dir: str | None = None) -> MergeResult:
-    """Add or replace our entry under "mcpServers", keep everything else, back up the old file first."""
+    """Add or replace our entry in the client's file, keep everything else, back up the old file first."""
     path = path or config_path(client)
-    config = _read_config(path)
-    servers = config.setdefault("mcpServers", {})
+    raw, config = _load(client, path, writing=True, data_dir=data_dir)
+    key, entry = SERVERS_KEY[client], server_entry(client, data_dir)
+    servers = config.get(key, {})
     if not isinstance(servers, dict):
-        raise InvalidInput(f'"mcpServers" in {path} is not a JSON object; add the snippet by hand')
-    entry = server_entry(client, data_dir)
-    if servers.get(SERVER_NAME) == entry:
-        return MergeResult(path, False, None)
-    servers[SERVER_NAME] = entry
+        raise InvalidInput(f'"{key}" in {shown(path)} is not a JSON object; add the snippet by hand')
+    if client == "codex":
+        current = servers.get(SERVER_NAME) or {}
+        if {k: current.get(k) for k in ("command", "args")} == {k: entry[k] for k in ("command", "args")} and \
+                current.get("env", {}) == entry.get("env", {}) and "url" not in current:
+            return MergeResult(path, False, None, _held_back(client, config))
+        try:
+            text = _toml_merge(raw or "", entry)
+            written = _toml_or_none(text)
+        except Exception:  # noqa: BLE001 - tomlkit could not place it: said below, nothing written
+            written, text = None, ""
+        expected = _expected_toml(config, entry)
+    else:
+        if servers.get(SERVER_NAME) == entry:
+            return MergeResult(path, False, None, _held_back(client, config))
+        try:
+            text = _jsonc_merge(raw, key, entry)
+            written = loads_jsonc(text)
+        except (ValueError, AssertionError, AttributeError, TypeError, IndexError, RecursionError):
+            written, text = None, ""
+        expected = {**config, key: {**servers, SERVER_NAME: entry}}
+    if written != expected:  # never write what would change anything but our entry
+        raise InvalidInput(f"cannot add desktop-memory to {shown(path)} without changing something else; add the "
+                           "snippet by hand")
+    backup = _write(Path(os.path.realpath(path)), text.encode("utf-8"))  # a symlink (dotfiles): where it points
+    return MergeResult(path, True, backup, _held_back(client, config))
+
+
+def _held_back(client: str, config: dict[str, Any]) -> str | None:
+    """What else in the app's file keeps it from starting our server (left for the person to change)."""
+    mcp = config.get("mcp") if client == "gemini" else None
+    if isinstance(mcp, dict):
+        allowed, excluded = mcp.get("allowed"), mcp.get("excluded")
+        if isinstance(allowed, list) and SERVER_NAME not in allowed:
+            return f'Gemini CLI starts only the servers in "mcp": {{"allowed": [...]}}: add "{SERVER_NAME}" there'
+        if isinstance(excluded, list) and SERVER_NAME in excluded:
+            return f'"{SERVER_NAME}" is in "mcp": {{"excluded": [...]}}, so Gemini CLI skips it: take it out there'
+    ours = config.get("mcp_servers", {}).get(SERVER_NAME, {}) if client == "codex" else {}
+    if isinstance(ours, dict) and ours.get("enabled") is False:
+        return f"[mcp_servers.{SERVER_NAME}] has enabled = false, so Codex CLI skips it: remove that line"
+    return None
+
+
+def _expected_toml(config: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+    servers = dict(config.get("mcp_servers", {}))
+    ours = {k: v for k, v in servers.get(SERVER_NAME, {}).items()
+            if k not in ("url", "bearer_token_env_var", "http_headers", "env_http_headers", "env")}
+    ours.update(command=entry["command"], args=entry["args"], **({"env": entry["env"]} if entry.get("env") else {}))
+    servers[SERVER_NAME] = ours
+    return {**config, "mcp_servers": servers}
+
+
+def _name_fits(target: Path) -> None:
+    """A name too long for the file system is said before any folder on its way is made."""
+    if len(str(target)) > paths.MAX_PATH or any(len(part) > paths.MAX_NAME for part in target.parts):
+        raise InvalidInput(f"cannot write {shown(target)}: the name is too long")
+
+
+def _write(target: Path, data: bytes) -> Path | None:
+    """Write `target` through its scratch file, the old one kept beside it as a dated .bak (returned)."""
+    _name_fits(target)
     backup = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.exists():
             stamp, n = time.strftime("%Y%m%d-%H%M%S"), 0
-            while (backup := path.with_name(f"{path.name}.{stamp}{f'-{n}' if n else ''}.bak")).exists():
+            while (backup := target.with_name(f"{target.name}.{stamp}{f'-{n}' if n else ''}.bak")).exists():
                 n += 1
-            shutil.copy2(path, backup)
-        tmp = path.with_name(path.name + ".desktop-memory.tmp")
-        tmp.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            shutil.copy2(target, backup)
+        tmp = outputs.scratch(target)
+        tmp.write_bytes(data)
         if backup is not None:
             shutil.copymode(backup, tmp)
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except OSError as exc:
-        raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    return MergeResult(path, True, backup)
+        raise StorageError(f"cannot write {shown(target)}: {exc.strerror or exc}") from exc
+    return backup
+
+
+# -- Claude Desktop's one-click bundle (.mcpb): a manifest that starts this installation ----------------------
+def write_bundle(out: Path, data_dir: str | None = None) -> Path:
+    """A .mcpb bundle whose manifest starts the installed `desktop-memory mcp` (nothing else inside but a note:
+    the bundle needs this installation and works on this computer only)."""
+    if "\0" in str(out):
+        raise InvalidInput(f"{shown(out)} is not a file name (it holds a NUL character)")
+    if not out.name.lower().endswith(BUNDLE_SUFFIX):
+        raise InvalidInput(f"{shown(out)} does not end in {BUNDLE_SUFFIX}, the files Claude Desktop opens; name it "
+                           f"e.g. desktop-memory{BUNDLE_SUFFIX}")
+    if os.path.isdir(out):
+        raise InvalidInput(f"{shown(out)} is a folder; name the bundle file in it, e.g. desktop-memory.mcpb")
+    target = Path(os.path.realpath(out))
+    _check_outside(target, data_dir, "bundle")
+    entry = server_entry("claude-desktop", data_dir)
+    platform = _platform()
+    note = ("This bundle starts the desktop-memory installed on this computer:\n"
+            f"  {' '.join([entry['command'], *entry['args']])}\n"
+            "It holds no program of its own; reinstall it (desktop-memory setup-mcp --client claude-desktop "
+            "--bundle FILE) after moving or reinstalling desktop-memory.\n")
+    manifest = {
+        "manifest_version": BUNDLE_MANIFEST_VERSION,
+        "name": SERVER_NAME,
+        "display_name": "Desktop Memory",
+        "version": __version__,
+        "description": "Your private, offline memory: search, add and pin what you remember, from Claude.",
+        "author": {"name": "desktop-memory"},
+        "server": {"type": "binary", "entry_point": "server/README.txt",
+                   "mcp_config": {"command": entry["command"], "args": entry["args"],
+                                  **({"env": entry["env"]} if entry.get("env") else {})}},
+        "tools_generated": True,
+        "keywords": ["memory", "offline", "private", "search"],
+        "license": "MIT",
+        "compatibility": {"platforms": [platform if platform in ("darwin", "win32") else "linux"]},
+    }
+    import io
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
+        bundle.writestr("manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+        bundle.writestr("server/README.txt", note)
+    _name_fits(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = outputs.scratch(target)
+        tmp.write_bytes(buffer.getvalue())
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise StorageError(f"cannot write {shown(out)}: {exc.strerror or exc}") from exc
+    return out
 
 
 # -- `setup-mcp --check`: start the server as the client would, list its tools, run one search --------------
 def configured_entry(client: str, path: Path | None = None) -> dict[str, Any]:
-    """Our server's entry in the client's configuration, as written there."""
+    """Our server's entry in the client's configuration: {"command", "args", "env"} as written there."""
     path = path or config_path(client)
-    servers = _read_config(path).get("mcpServers")
+    servers = _load(client, path)[1].get(SERVERS_KEY[client])
     entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+    if client == "zed" and isinstance(entry, dict) and isinstance(entry.get("command"), dict):
+        entry = {**entry, "command": entry["command"].get("path"), "args": entry["command"].get("args", []),
+                 "env": entry["command"].get("env") or {}}  # Zed's older form: "command": {"path", "args", "env"}
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
-        raise InvalidInput(f"{path} does not start desktop-memory's MCP server; run "
+        raise InvalidInput(f"{shown(path)} does not start desktop-memory's MCP server; run "
                            f"`desktop-memory setup-mcp --client {client} --write` first")
     if entry.get("type", "stdio") != "stdio":
-        raise InvalidInput(f"{path}: desktop-memory's entry is not a stdio server; run setup-mcp --write again")
+        raise InvalidInput(f"{shown(path)}: desktop-memory's entry is not a stdio server; run setup-mcp --write again")
     args, env = entry.get("args", []), entry.get("env") or {}
     if not (isinstance(args, list) and all(isinstance(a, str) for a in args)) or not (
             isinstance(env, dict) and all(isinstance(v, str) for v in env.values())):
-        raise InvalidInput(f"{path}: desktop-memory's args or env are not strings; run setup-mcp --write again")
-    return entry
+        raise InvalidInput(f"{shown(path)}: desktop-memory's args or env are not strings; run setup-mcp --write again")
+    return {"command": entry["command"], "args": list(args), "env": dict(env)}
 
 
 def check(client: str, path: Path | None = None, timeout_s: float = CHECK_TIMEOUT_S) -> str:
@@ -185,8 +635,7 @@ def check(client: str, path: Path | None = None, timeout_s: float = CHECK_TIMEOU
     from mcp.client.stdio import StdioServerParameters
 
     entry = configured_entry(client, path)
-    params = StdioServerParameters(command=entry["command"], args=list(entry.get("args", [])),
-                                   env=dict(entry.get("env") or {}) or None)
+    params = StdioServerParameters(command=entry["command"], args=entry["args"], env=entry["env"] or None)
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
         try:
             tools, failure = anyio.run(_probe, params, errlog, timeout_s)

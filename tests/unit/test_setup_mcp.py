@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,10 @@ from desktop_memory.mcp import setup
 @pytest.mark.parametrize("client", setup.CLIENTS)
 def test_snippet_starts_this_installation_over_stdio(client: str, tmp_path: Path):
     text = setup.snippet(client, str(tmp_path / "mem"))
-    config = json.loads(text[text.index("{"):])
-    entry = config["mcpServers"]["desktop-memory"]
+    if client == "codex":
+        entry = tomllib.loads(text)["mcp_servers"]["desktop-memory"]
+    else:
+        entry = json.loads(text[text.index("{"):])[setup.SERVERS_KEY[client]]["desktop-memory"]
     assert Path(entry["command"]).is_absolute() and Path(entry["command"]).exists()
     assert entry["args"][-1] == "mcp" and entry["args"][-3:-1] == ["--data-dir", str(tmp_path / "mem")]
     if client == "claude-code":
