@@ -69,13 +69,13 @@ def cmd_setup_mcp(args: argparse.Namespace) -> int:
 
 
 def _bundle(args: argparse.Namespace) -> int:
-    from ..mcp import setup
+    from ..mcp import bundle
 
     if args.client != "claude-desktop" or args.write or args.check or args.config:
         print("desktop-memory: setup-mcp: --bundle goes with --client claude-desktop alone (not with --write, "
               "--check or --config)", file=sys.stderr)
         return 2
-    out = setup.write_bundle(Path(args.bundle).expanduser(), args.data_dir)
+    out = bundle.write_bundle(Path(args.bundle).expanduser(), args.data_dir)
     print(f"Wrote {out}: open it with Claude Desktop (double-click it, or Settings > Extensions) to install "
           "desktop-memory. It starts this installation, so it works on this computer only.")
     return 0

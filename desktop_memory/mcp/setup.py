@@ -22,15 +22,15 @@ import re
 import shutil
 import sys
 import time
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, paths
+from .. import paths
 from ..core.errors import DesktopMemoryError, InvalidInput, StorageError
 from ..engine import outputs, session_env
 from ..paths import shown
+from .jsonc import loads_jsonc, merge_member
 
 SERVER_NAME = "desktop-memory"
 CLIENTS = ("claude-desktop", "claude-code", "cursor", "vscode", "windsurf", "zed", "codex", "gemini")
@@ -46,8 +46,6 @@ JSON_KEYS = {"mcpServers": "Claude Desktop, Claude Code, Cursor, Windsurf or Gem
 CHECK_TIMEOUT_S = 180.0  # a first start loads the embedding model (and may prepare it once)
 CHECK_QUERY = "desktop-memory setup check"
 ENCRYPTION_ENV = "DESKTOP_MEMORY_ENCRYPTION"  # engine/encryption.py: ENV (not imported: it pulls in the database)
-BUNDLE_SUFFIX = ".mcpb"
-BUNDLE_MANIFEST_VERSION = "0.3"  # MCPB's MANIFEST.md: the current version (0.4 adds only the "uv" server type)
 
 
 class CheckFailed(DesktopMemoryError):
@@ -62,7 +60,7 @@ class MergeResult:
     note: str | None = None  # something else in the file that keeps the app from starting our server
 
 
-def _platform() -> str:
+def current_platform() -> str:
     return sys.platform
 
 
@@ -112,7 +110,7 @@ def server_entry(client: str, data_dir: str | None = None) -> dict[str, Any]:
 
 def config_path(client: str) -> Path:
     """The client's user-level configuration file on this OS."""
-    home, platform = Path.home(), _platform()
+    home, platform = Path.home(), current_platform()
     appdata = Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
     xdg_config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
     if client == "claude-desktop":
@@ -179,7 +177,7 @@ def _load(client: str, path: Path, writing: bool = False, data_dir: str | None =
     if "\0" in str(path):
         raise InvalidInput(f"{shown(path)} is not a file name (it holds a NUL character)")
     if writing:
-        _check_outside(Path(os.path.realpath(path)), data_dir, "MCP configuration")
+        refuse_in_data_folder(Path(os.path.realpath(path)), data_dir, "MCP configuration")
     raw = _read_text(path)
     if raw is None:
         return None, {}
@@ -252,160 +250,6 @@ def _toml_config(path: Path, raw: str) -> dict[str, Any]:
     return config
 
 
-# -- JSONC: JSON with // and /* */ comments and trailing commas -------------------------------------------------
-@dataclass
-class _Node:
-    """A value in the text: [start, end); for an object its members, and where its closing brace is."""
-    start: int
-    end: int
-    members: list[_Member] | None = None
-
-
-@dataclass
-class _Member:
-    key: str
-    key_start: int
-    value: _Node
-    comma: bool  # a comma follows the value
-
-
-_TOKEN = re.compile(r'\s+|"(?:[^"\\]+|\\.)*"|//[^\n]*|/\*.*?\*/|[{}\[\]:,]|[^\s"{}\[\]:,/]+', re.S)
-
-
-def _scan(text: str) -> list[tuple[str, int, int]]:
-    """The tokens of a JSONC text: (kind, start, end), kind a punctuation character, "str", "lit" or "comment"."""
-    tokens, i, n = [], 0, len(text)
-    while i < n:
-        match = _TOKEN.match(text, i)
-        if match is None:
-            what = ("unterminated string" if text[i] == '"' else
-                    "unterminated comment" if text.startswith("/*", i) else f"unexpected {text[i]!r}")
-            raise _jsonc_error(text, i, what)
-        j, c = match.end(), text[i]
-        if not c.isspace():
-            kind = ("str" if c == '"' else "comment" if c == "/" else c if c in "{}[]:," else "lit")
-            tokens.append((kind, i, j))
-        i = j
-    return tokens
-
-
-def _jsonc_error(text: str, at: int, what: str) -> ValueError:
-    line = text.count("\n", 0, at) + 1
-    return ValueError(f"{what}: line {line} column {at - (text.rfind(chr(10), 0, at) + 1) + 1} (char {at})")
-
-
-def loads_jsonc(text: str, empty: Any = ...) -> Any:
-    """The value of a JSONC text (comments and trailing commas allowed; otherwise JSON, errors as json's).
-
-    `empty` is returned for a text with nothing but blanks and comments, when given."""
-    text = text.removeprefix("\ufeff")
-    tokens = _scan(text)
-    solid = [t for t in tokens if t[0] != "comment"]
-    if not solid and empty is not ...:
-        return empty
-    edits: list[tuple[int, int, str]] = []
-    for kind, start, end in tokens:  # comments become blanks (line breaks kept: json's positions stay right)
-        if kind == "comment":
-            edits.append((start, end, "".join(ch if ch in "\r\n" else " " for ch in text[start:end])))
-    for k, (kind, start, end) in enumerate(solid):  # a comma before a closing bracket: a trailing comma
-        if kind == "," and 0 < k < len(solid) - 1 and solid[k + 1][0] in "}]" and solid[k - 1][0] not in "{[,":
-            edits.append((start, end, " "))
-    pieces, at = [], 0
-    for start, end, blank in sorted(edits):
-        pieces += [text[at:start], blank]
-        at = end
-    try:
-        return json.loads("".join([*pieces, text[at:]]))
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
-
-
-def _parse(text: str, tokens: list[tuple[str, int, int]], k: int) -> tuple[_Node, int]:
-    """The value starting at token k (already known to be valid JSONC), and the index after it."""
-    kind, start, end = tokens[k]
-    if kind not in "{[":
-        return _Node(start, end), k + 1
-    members: list[_Member] = []
-    k += 1
-    while tokens[k][0] not in "}]":
-        if kind == "{":
-            key_start = tokens[k][1]
-            key = json.loads(text[tokens[k][1]:tokens[k][2]])
-            value, k = _parse(text, tokens, k + 2)  # the key, the colon
-            members.append(_Member(key, key_start, value, tokens[k][0] == ","))
-        else:
-            _value, k = _parse(text, tokens, k)
-        if tokens[k][0] == ",":
-            k += 1
-    return _Node(start, tokens[k][2], members if kind == "{" else None), k + 1
-
-
-def _line_indent(text: str, at: int) -> str | None:
-    """The blanks before `at` on its line, when only blanks are there."""
-    prefix = text[text.rfind("\n", 0, at) + 1:at]
-    return prefix if not prefix.strip() else None
-
-
-def _leading_blanks(text: str, at: int) -> str:
-    line = text[text.rfind("\n", 0, at) + 1:at]
-    return line[:len(line) - len(line.lstrip(" \t"))]
-
-
-def _dump(value: Any, indent: str, unit: str, newline: str) -> str:
-    return json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", newline + indent)
-
-
-def _insert_member(text: str, obj: _Node, key: str, value: Any, unit: str, newline: str) -> str:
-    """`text` with `"key": value` added as the last member of the object `obj`, nothing else touched."""
-    assert obj.members is not None
-    close = obj.end - 1
-    last = obj.members[-1] if obj.members else None
-    if last is not None and text.find("\n", obj.start, close) < 0:  # on one line: ours joins that line
-        member = f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(value, ensure_ascii=False)}"
-        if last.comma:
-            return f"{text[:close].rstrip()} {member}{text[close:]}"
-        return f"{text[:last.value.end]}, {member}{text[last.value.end:]}"
-    indent = _line_indent(text, last.key_start) if last else None
-    if indent is None:
-        indent = _leading_blanks(text, obj.start) + unit
-    member = f"{json.dumps(key, ensure_ascii=False)}: {_dump(value, indent, unit, newline)}"
-    line_start = text.rfind("\n", 0, close) + 1
-    if not text[line_start:close].strip() and text.rfind("\n", obj.start, close) >= 0:
-        # the closing brace on a line of its own: ours goes on the lines before it
-        at, insert = line_start, f"{indent}{member}{newline}"
-    else:
-        at, insert = close, f"{newline}{indent}{member}{newline}{_leading_blanks(text, close)}"
-    text = text[:at] + insert + text[at:]
-    if last is not None and not last.comma:  # after the last value, before any comment that follows it
-        text = text[:last.value.end] + "," + text[last.value.end:]
-    return text
-
-
-def _jsonc_merge(raw: str | None, key: str, entry: dict[str, Any]) -> str:
-    """The client's text with our entry set under `key`, comments and layout kept."""
-    fresh = json.dumps({key: {SERVER_NAME: entry}}, indent=2, ensure_ascii=False) + "\n"
-    if raw is None or not raw.strip():
-        return fresh
-    text = raw
-    newline = "\r\n" if "\r\n" in text else "\n"
-    solid = [t for t in _scan(text) if t[0] != "comment"]
-    if not solid:  # only comments: they stay above the new object
-        return text.rstrip() + newline + fresh.replace("\n", newline)
-    root, _ = _parse(text, solid, 0)
-    assert root.members is not None
-    unit = next((i for m in root.members if (i := _line_indent(text, m.key_start))), None) or "  "
-    servers = next((m for m in reversed(root.members) if m.key == key), None)  # json.loads: the last one wins
-    if servers is None:
-        return _insert_member(text, root, key, {SERVER_NAME: entry}, unit, newline)
-    assert servers.value.members is not None
-    ours = next((m for m in reversed(servers.value.members) if m.key == SERVER_NAME), None)
-    if ours is None:
-        return _insert_member(text, servers.value, SERVER_NAME, entry, unit, newline)
-    indent = _leading_blanks(text, ours.key_start)
-    value = _dump(entry, indent, unit, newline)
-    return text[:ours.value.start] + value + text[ours.value.end:]
-
-
 # -- TOML (Codex CLI) -------------------------------------------------------------------------------------------
 def _toml_merge(raw: str, entry: dict[str, Any]) -> str:
     """Codex's config.toml with `[mcp_servers.desktop-memory]` set: command, args and env written, the person's
@@ -460,7 +304,7 @@ def _data_folders(data_dir: str | None) -> list[Path]:
     return folders
 
 
-def _check_outside(target: Path, data_dir: str | None, what: str) -> None:
+def refuse_in_data_folder(target: Path, data_dir: str | None, what: str) -> None:
     for folder in _data_folders(data_dir):
         outputs.check_outside(folder, target, what)
 
@@ -488,7 +332,7 @@ def merge(client: str, path: Path | None = None, data_dir: str | None = None) ->
         if servers.get(SERVER_NAME) == entry:
             return MergeResult(path, False, None, _held_back(client, config))
         try:
-            text = _jsonc_merge(raw, key, entry)
+            text = merge_member(raw, key, SERVER_NAME, entry)
             written = loads_jsonc(text)
         except (ValueError, AssertionError, AttributeError, TypeError, IndexError, RecursionError):
             written, text = None, ""
@@ -524,7 +368,7 @@ def _expected_toml(config: dict[str, Any], entry: dict[str, Any]) -> dict[str, A
     return {**config, "mcp_servers": servers}
 
 
-def _name_fits(target: Path) -> None:
+def check_name_fits(target: Path) -> None:
     """A name too long for the file system is said before any folder on its way is made."""
     if len(str(target)) > paths.MAX_PATH or any(len(part) > paths.MAX_NAME for part in target.parts):
         raise InvalidInput(f"cannot write {shown(target)}: the name is too long")
@@ -532,7 +376,7 @@ def _name_fits(target: Path) -> None:
 
 def _write(target: Path, data: bytes) -> Path | None:
     """Write `target` through its scratch file, the old one kept beside it as a dated .bak (returned)."""
-    _name_fits(target)
+    check_name_fits(target)
     backup = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -549,57 +393,6 @@ def _write(target: Path, data: bytes) -> Path | None:
     except OSError as exc:
         raise StorageError(f"cannot write {shown(target)}: {exc.strerror or exc}") from exc
     return backup
-
-
-# -- Claude Desktop's one-click bundle (.mcpb): a manifest that starts this installation ----------------------
-def write_bundle(out: Path, data_dir: str | None = None) -> Path:
-    """A .mcpb bundle whose manifest starts the installed `desktop-memory mcp` (nothing else inside but a note:
-    the bundle needs this installation and works on this computer only)."""
-    if "\0" in str(out):
-        raise InvalidInput(f"{shown(out)} is not a file name (it holds a NUL character)")
-    if not out.name.lower().endswith(BUNDLE_SUFFIX):
-        raise InvalidInput(f"{shown(out)} does not end in {BUNDLE_SUFFIX}, the files Claude Desktop opens; name it "
-                           f"e.g. desktop-memory{BUNDLE_SUFFIX}")
-    if os.path.isdir(out):
-        raise InvalidInput(f"{shown(out)} is a folder; name the bundle file in it, e.g. desktop-memory.mcpb")
-    target = Path(os.path.realpath(out))
-    _check_outside(target, data_dir, "bundle")
-    entry = server_entry("claude-desktop", data_dir)
-    platform = _platform()
-    note = ("This bundle starts the desktop-memory installed on this computer:\n"
-            f"  {' '.join([entry['command'], *entry['args']])}\n"
-            "It holds no program of its own; reinstall it (desktop-memory setup-mcp --client claude-desktop "
-            "--bundle FILE) after moving or reinstalling desktop-memory.\n")
-    manifest = {
-        "manifest_version": BUNDLE_MANIFEST_VERSION,
-        "name": SERVER_NAME,
-        "display_name": "Desktop Memory",
-        "version": __version__,
-        "description": "Your private, offline memory: search, add and pin what you remember, from Claude.",
-        "author": {"name": "desktop-memory"},
-        "server": {"type": "binary", "entry_point": "server/README.txt",
-                   "mcp_config": {"command": entry["command"], "args": entry["args"],
-                                  **({"env": entry["env"]} if entry.get("env") else {})}},
-        "tools_generated": True,
-        "keywords": ["memory", "offline", "private", "search"],
-        "license": "MIT",
-        "compatibility": {"platforms": [platform if platform in ("darwin", "win32") else "linux"]},
-    }
-    import io
-
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
-        bundle.writestr("manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
-        bundle.writestr("server/README.txt", note)
-    _name_fits(target)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = outputs.scratch(target)
-        tmp.write_bytes(buffer.getvalue())
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise StorageError(f"cannot write {shown(out)}: {exc.strerror or exc}") from exc
-    return out
 
 
 # -- `setup-mcp --check`: start the server as the client would, list its tools, run one search --------------

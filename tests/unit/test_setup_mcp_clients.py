@@ -50,7 +50,7 @@ def _ours(client: str, path: Path) -> dict:
 @pytest.mark.parametrize("platform", ["linux", "darwin", "win32"])
 def test_each_app_has_its_file_on_each_os(monkeypatch, tmp_path: Path, platform: str):
     home = _home(monkeypatch, tmp_path)
-    monkeypatch.setattr(setup, "_platform", lambda: platform)
+    monkeypatch.setattr(setup, "current_platform", lambda: platform)
     appdata = home / "AppData" / "Roaming"
     if platform == "win32":
         monkeypatch.setenv("APPDATA", str(appdata))
