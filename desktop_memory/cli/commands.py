@@ -16,7 +16,7 @@ from ..core.errors import InvalidInput
 from ..core.filter_input import filters_from_fields
 from ..core.models import Hit, Memory, to_iso
 from ..core.query import Filters
-from ..core.text import decode, first_line
+from ..core.text import decode, first_line, one_line
 from ..engine import records
 from ..engine.settings import FILENAME as SETTINGS_FILE
 from ..engine.settings import Settings
@@ -112,7 +112,7 @@ def warn_about_settings(folder: Path) -> None:
     """One line on stderr when settings.json is damaged (capture stays off; the command still runs)."""
     problem = Settings.load(folder).problem if (folder / SETTINGS_FILE).exists() else None
     if problem:
-        print(f"desktop-memory: warning: {problem}", file=sys.stderr)
+        print(f"desktop-memory: warning: {one_line(problem)}", file=sys.stderr)
 
 
 # -- commands --------------------------------------------------------------------------------
@@ -157,7 +157,7 @@ def cmd_import(service: MemoryOperations, args: argparse.Namespace) -> int:
     with _input(args.file) as fh:
         report = service.import_records(records.read_lines(fh, limit), progress=progress)
     for line, error in report.errors[:50]:
-        print(f"line {line}: skipped: {error}", file=sys.stderr)
+        print(f"line {line}: skipped: {one_line(error)}", file=sys.stderr)
     if len(report.errors) > 50:
         print(f"... and {len(report.errors) - 50} more bad lines", file=sys.stderr)
     if args.json:
@@ -166,7 +166,11 @@ def cmd_import(service: MemoryOperations, args: argparse.Namespace) -> int:
         out(f"Imported {report.added + report.related} new ({report.related} grouped with similar ones), "
             f"{report.duplicates} duplicate(s), "
             f"{len(report.errors)} bad line(s) skipped, {report.redacted} secret(s) redacted")
-    return 1 if report.errors and report.stored == 0 else 0
+    if report.errors and report.stored == 0:
+        print(f"desktop-memory: nothing was imported: {'the line was' if len(report.errors) == 1 else 'every line was'}"
+              " bad (above)", file=sys.stderr)
+        return 1
+    return 0
 
 
 @contextmanager

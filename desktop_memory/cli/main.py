@@ -10,13 +10,17 @@ import typing
 from collections.abc import Sequence
 
 from .. import __version__, paths
-from ..core.errors import DesktopMemoryError
+from ..core.errors import DesktopMemoryError, InvalidInput
+from ..core.text import one_line, utf8_safe
 from ..engine import failures, session_env
 from ..ipc.client import via_host
 from ..service.protocol import MemoryOperations
 from . import commands, embedder_commands, enrich_commands, mcp_commands, privacy_commands
 
 PROG = "desktop-memory"
+# arguments that name files: kept as the OS gave them (a Linux file name may hold bytes that are not UTF-8,
+# which Python carries as lone surrogates); every other argument is text and made valid UTF-8 (`_as_text`)
+PATH_ARGS = frozenset({"data_dir", "file", "output", "config", "path", "passphrase_file"})
 
 
 def host_commands() -> frozenset[str]:
@@ -152,6 +156,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _as_text(args: argparse.Namespace) -> argparse.Namespace:
+    """Text arguments as valid UTF-8: undecodable bytes in argv (Linux) or a lone surrogate (Windows) become
+    U+FFFD, as in an imported line, instead of failing deep inside (an id, a query, a tag, a title). A file name
+    is kept as given, or refused in one line when this system cannot name a file so."""
+    for name, value in vars(args).items():
+        if name in PATH_ARGS:
+            if isinstance(value, str) and value != "-":
+                try:
+                    os.fsencode(value)  # a lone surrogate no file system takes (a cut emoji in a Windows path)
+                except UnicodeError:
+                    raise InvalidInput(f"{one_line(value)} cannot be a file name here") from None
+            continue
+        if isinstance(value, str):
+            setattr(args, name, utf8_safe(value))
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            setattr(args, name, [utf8_safe(v) for v in value])
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -162,6 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     try:
+        args = _as_text(args)
         if args.smoke_test:
             from .. import smoke
 
@@ -183,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return via_host(paths.data_dir(args.data_dir), lambda remote: commands.HANDLERS[args.command](remote, args),
                         lambda: commands.run(args))
     except DesktopMemoryError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
+        print(f"{PROG}: {one_line(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
@@ -194,9 +218,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the last barrier: one line, never a traceback
         logging.getLogger(PROG).debug("unexpected error", exc_info=True)
         if (storage := failures.storage_error(exc)) is not None:  # a full disk, a read-only folder...
-            print(f"{PROG}: {storage}", file=sys.stderr)
+            print(f"{PROG}: {one_line(str(storage))}", file=sys.stderr)
             return 1
-        print(f"{PROG}: unexpected error: {type(exc).__name__}: {str(exc)[:300]} "
+        print(f"{PROG}: unexpected error: {type(exc).__name__}: {one_line(str(exc)[:300])} "
               "(run with --debug for details)", file=sys.stderr)
         return 70
 

@@ -8,12 +8,11 @@ estimates keeps code and non-Latin text (more tokens per character) from overflo
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .models import Memory
+from .models import Memory, local
 from .text import first_line
 
 DEFAULT_BUDGET = 1500
@@ -59,7 +58,7 @@ class Context:
 
 
 def _date(ts: float) -> str:
-    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+    return local(ts).strftime("%Y-%m-%d %H:%M")
 
 
 def _label(m: Memory) -> str:

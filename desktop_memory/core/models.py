@@ -35,11 +35,29 @@ def to_iso(ts: float | None) -> str | None:
     return dt.datetime.fromtimestamp(readable(ts), dt.UTC).isoformat()
 
 
+def local(ts: float) -> dt.datetime:
+    """Epoch seconds as the person's local time (zone-aware), as context and the app show it. Windows' localtime
+    refuses a moment whose local time falls before 1970 (1970-01-01 in a zone west of UTC): shown in UTC then."""
+    ts = readable(ts)
+    try:
+        return _in_local_zone(ts)
+    except (OSError, OverflowError, ValueError):
+        return dt.datetime.fromtimestamp(ts, dt.UTC)
+
+
+def _in_local_zone(ts: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(ts).astimezone()
+
+
 def from_iso(value: str) -> float:
-    """ISO 8601 -> epoch seconds; a time without a zone is taken as local time."""
+    """ISO 8601 -> epoch seconds; a time without a zone is taken as local time (as UTC where the platform cannot
+    place it: `local`)."""
     moment = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     if moment.tzinfo is None:
-        moment = moment.astimezone()
+        try:
+            moment = moment.astimezone()
+        except (OSError, OverflowError, ValueError):
+            moment = moment.replace(tzinfo=dt.UTC)
     return moment.timestamp()
 
 

@@ -12,6 +12,7 @@ from .errors import InvalidInput
 DEFAULT_MAX_BYTES = 1_000_000
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")  # what a terminal or a log shows as a new line, or hides
 _TRAILING_WS = re.compile(r"[ \t]+\n")
 _MANY_BLANK_LINES = re.compile(r"\n{4,}")
 
@@ -24,6 +25,12 @@ def decode(data: bytes) -> str:
 def utf8_safe(text: str) -> str:
     """Lone surrogates (a cut emoji's escape, undecodable bytes in argv), which UTF-8 cannot hold, become U+FFFD."""
     return _SURROGATE.sub("\ufffd", text)
+
+
+def one_line(message: str) -> str:
+    """A message on one line, whatever it quotes: control characters and line breaks (a file name with a
+    newline, a pasted id) shown as escapes; lone surrogates as U+FFFD."""
+    return _BREAKS.sub(lambda m: repr(m.group())[1:-1], utf8_safe(message))
 
 
 def normalise(text: str | bytes) -> str:

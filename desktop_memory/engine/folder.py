@@ -62,13 +62,26 @@ def ours(name: str) -> bool:
 
 
 def _marks_ours(folder: Path, name: str) -> bool:
-    """Whether `name` shows `folder` is a data folder. A settings.json counts only when it names one of our settings
-    (also when damaged, as the person may have edited it by hand): many projects keep a settings.json of their own."""
-    if name != SETTINGS_FILE:
-        return ours(name)
-    keys = {f.name for f in fields(Settings)}
+    """Whether `name` shows `folder` is a data folder. Names other programs use too count only by what they hold: a
+    settings.json that names one of our settings (also when damaged, as the person may have edited it by hand),
+    a vectors folder with Chroma's database in it, an encryption.json or restore.json that is a JSON object with
+    our keys. A `.lock` never does (pytest, editors and build tools leave theirs; `_only_our_leftovers`)."""
+    if not ours(name) or name == LOCK_FILE:
+        return False
+    if name == SETTINGS_FILE:
+        return _names_our_keys(folder / name, {f.name for f in fields(Settings)})
+    if name == VECTORS_DIR or name.startswith((VECTORS_DIR + ".", VECTORS_DIR + "-")):
+        return (folder / name / "chroma.sqlite3").is_file()
+    if name == encryption.STATE_FILE:
+        return _names_our_keys(folder / name, {"key_id", "plain_by_choice", "cipher"})
+    if name == JOURNAL:
+        return _names_our_keys(folder / name, {"kept", "format"})
+    return True
+
+
+def _names_our_keys(path: Path, keys: set[str]) -> bool:
     try:
-        text = (folder / name).read_text(encoding="utf-8", errors="replace")
+        text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
     try:
@@ -76,6 +89,22 @@ def _marks_ours(folder: Path, name: str) -> bool:
     except ValueError:
         return any(f'"{key}"' in text for key in keys)
     return isinstance(data, dict) and bool(keys & set(data))
+
+
+def _only_our_leftovers(folder: Path, names: list[str]) -> bool:
+    """A folder that holds nothing but a lock file with a process id in it and/or an empty vectors folder: an
+    engine stopped between taking the folder and making its database (what our lock holds, engine/lock.py)."""
+    rest = [name for name in names if name not in NOT_CONTENT]
+    if not rest or not set(rest) <= {LOCK_FILE, VECTORS_DIR}:
+        return False
+    try:
+        if LOCK_FILE in rest:
+            held = (folder / LOCK_FILE).read_text(encoding="ascii", errors="replace").strip()
+            if held and not held.isdigit():
+                return False
+        return VECTORS_DIR not in rest or not any((folder / VECTORS_DIR).iterdir())
+    except OSError:
+        return False
 
 
 def check_data_folder(folder: Path) -> None:
@@ -87,7 +116,8 @@ def check_data_folder(folder: Path) -> None:
         return  # made by the opener (its parents too)
     except OSError as exc:  # a file, too long a name, not allowed
         raise StorageError(f"cannot open the data folder {paths.shown(folder)}: {exc.strerror or exc}") from None
-    if any(_marks_ours(folder, name) for name in names) or all(name in NOT_CONTENT for name in names):
+    if any(_marks_ours(folder, name) for name in names) or all(name in NOT_CONTENT for name in names) \
+            or _only_our_leftovers(folder, names):
         return
     raise StorageError(f"{paths.shown(folder)} is not a desktop-memory data folder and is not empty: nothing was "
                        "changed in it; choose a new or empty folder, or an existing data folder, with --data-dir")

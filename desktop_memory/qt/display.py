@@ -10,7 +10,7 @@ import html
 import re
 
 from ..core.headline import grounded, headline
-from ..core.models import Memory
+from ..core.models import Memory, local
 from ..core.query import STOP_WORDS
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -105,8 +105,8 @@ def relative_time(ts: float, now: float | None = None) -> str:
         return "yesterday"
     if days < 7:
         return f"{days} days ago"
-    when = dt.datetime.fromtimestamp(ts)
-    return when.strftime("%-d %b" if when.year == dt.datetime.fromtimestamp(now).year else "%-d %b %Y")
+    when = local(ts)
+    return when.strftime("%-d %b" if when.year == local(now).year else "%-d %b %Y")
 
 
 def origin(m: Memory) -> str:

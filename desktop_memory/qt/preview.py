@@ -3,7 +3,6 @@ versions of a capture that a longer one extended (each restorable)."""
 
 from __future__ import annotations
 
-import datetime as dt
 import html
 import json
 
@@ -20,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core import models
 from ..core.models import Memory, Version
 from ..core.text import first_line
 from . import display, kinds
@@ -30,7 +30,7 @@ def local_time(ts: float | None) -> str:
     """A moment in the person's own time zone: 'Tue 24 Nov 2026, 06:05 CET' (never UTC unless they live there)."""
     if not ts:
         return ""
-    when = dt.datetime.fromtimestamp(ts).astimezone()
+    when = models.local(ts)
     return f"{when.strftime('%a')} {when.day} {when.strftime('%b %Y, %H:%M')} {when.tzname() or ''}".rstrip()
 
 

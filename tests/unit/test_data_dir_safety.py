@@ -160,7 +160,11 @@ OLD_KINDS = {
 def test_data_folders_of_every_kind_keep_opening(tmp_path: Path, kind: str) -> None:
     data = tmp_path / "data"
     data.mkdir()
-    (data / "my notes.txt").write_text("a file the person keeps here\n")
+    # a lock or an empty vectors folder beside other files is not ours (pytest's temporary root holds a `.lock`):
+    # those two leftovers open a folder that holds nothing else
+    mine = kind not in ("only the lock file", "only an empty vector index")
+    if mine:
+        (data / "my notes.txt").write_text("a file the person keeps here\n")
     for name, content in OLD_KINDS[kind].items():
         if name.endswith("/"):
             (data / name).mkdir()
@@ -169,7 +173,7 @@ def test_data_folders_of_every_kind_keep_opening(tmp_path: Path, kind: str) -> N
         else:
             (data / name).write_text(content)
     add_and_find(data)
-    assert (data / "my notes.txt").read_text() == "a file the person keeps here\n"
+    assert not mine or (data / "my notes.txt").read_text() == "a file the person keeps here\n"
     if kind == "a database of the first schema":
         with MemoryService(data, embedder=FakeEmbedder()) as service:
             assert "Priya" in service.search("Priya", limit=1)[0].memory.content
@@ -201,6 +205,41 @@ def test_the_products_names_include_the_engine_socket_and_token() -> None:
         assert folder_files.ours(name), name
     for name in ("notes.txt", "run.sh", "src", "vectorsx", "memories.sqlite", ".git"):
         assert not folder_files.ours(name), name
+
+
+@pytest.mark.parametrize(("name", "content"), [
+    (".lock", "12345"),  # pytest's basetemp, editors, build tools: a .lock beside the person's files
+    ("vectors", None),  # an ML project's folder of vectors (no Chroma database in it)
+    ("encryption.json", '{"algorithm": "aes"}'),
+    ("restore.json", '{"snapshot": 3}'),
+])
+def test_a_common_name_beside_the_persons_files_does_not_make_a_data_folder(tmp_path: Path, name, content) -> None:
+    """Found by the fuzz tier: `--data-dir` naming pytest's temporary root (which holds a `.lock`) made a database
+    there. A name other programs use too marks a data folder only by what it holds."""
+    from desktop_memory.core.errors import StorageError
+    from desktop_memory.engine.folder import check_data_folder
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("mine")
+    if content is None:
+        (project / name).mkdir()
+        (project / name / "embeddings.npy").write_bytes(b"\x93NUMPY")
+    else:
+        (project / name).write_text(content)
+    with pytest.raises(StorageError, match="not a desktop-memory data folder"):
+        check_data_folder(project)
+
+
+def test_a_folder_left_with_only_our_lock_may_become_a_data_folder(tmp_path: Path) -> None:
+    from desktop_memory.core.errors import StorageError
+    from desktop_memory.engine.folder import check_data_folder
+
+    (tmp_path / ".lock").write_text("4242")
+    check_data_folder(tmp_path)  # an engine stopped between taking the folder and making its database
+    (tmp_path / ".lock").write_text("held by some other tool")
+    with pytest.raises(StorageError):
+        check_data_folder(tmp_path)
 
 
 def test_a_projects_own_settings_json_does_not_make_it_a_data_folder(tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import sys
 from typing import Any
 
 import pytest
@@ -19,14 +18,11 @@ from hypothesis import strategies as st
 from desktop_memory.core.capture import Snapshot
 from desktop_memory.core.errors import InvalidInput
 from desktop_memory.core.filter_input import filters_from_fields
-from desktop_memory.core.models import Memory, Version, from_iso, to_iso
+from desktop_memory.core.models import Memory, Version, from_iso, local, to_iso
 from desktop_memory.core.query import parse, parse_date
 from desktop_memory.engine import records
 
 EARLIEST = 0.0  # 1970-01-01T00:00:00Z, the first time accepted
-# Windows' localtime refuses the epoch's first hours in a naive datetime's astimezone() (Errno 22, seen under Wine):
-# a time clamped to 1970-01-01 is stored and exported there, only its local-time display is not checked
-WINDOWS_EPOCH_GAP = sys.platform == "win32"
 LATEST = dt.datetime(3000, 1, 1, tzinfo=dt.UTC).timestamp()  # the first time refused
 CUT = "\ud83d"  # half of an emoji: a lone surrogate, which UTF-8 cannot hold
 
@@ -97,6 +93,23 @@ def test_a_huge_importance_is_refused_not_an_overflow(value):
     _one_line(exc, '"importance"')
 
 
+def test_local_time_works_for_every_time_a_memory_may_carry(monkeypatch):
+    """Windows' localtime refuses a local time before 1970 (1970-01-01 west of UTC): such a moment shows in UTC."""
+    import desktop_memory.core.models as models
+
+    in_zone = models._in_local_zone
+
+    def windows_west_of_utc(ts: float) -> dt.datetime:
+        if ts < 86400:
+            raise OSError(22, "Invalid argument")
+        return in_zone(ts)
+
+    monkeypatch.setattr(models, "_in_local_zone", windows_west_of_utc)
+    assert local(0.0) == dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    assert local(-5.0) == dt.datetime(1970, 1, 1, tzinfo=dt.UTC)  # out of range: the earliest time
+    assert local(10**6).year == 1970 and local(10**6).tzinfo is not None
+
+
 @pytest.mark.parametrize("ts", [-62135647200.0, -1.0, 253402351199.0, 1e20, -1e20, float("nan"), float("inf")])
 def test_a_stored_time_out_of_range_is_shown_safely(ts):
     """A folder imported before the check may hold such times: every reader still works."""
@@ -106,8 +119,7 @@ def test_a_stored_time_out_of_range_is_shown_safely(ts):
         moment = dt.datetime.fromisoformat(data[key])
         assert EARLIEST <= moment.timestamp() < LATEST
     assert EARLIEST <= m.created_at < LATEST
-    if not WINDOWS_EPOCH_GAP:  # local time, as context and the app show it
-        dt.datetime.fromtimestamp(m.created_at).astimezone()
+    assert local(m.created_at).tzinfo is not None  # local time, as context and the app show it (every platform)
     v = Version(1, "old", "h", ts, ts).to_dict()
     assert v["created_at"] and v["replaced_at"]
     assert to_iso(ts) is not None and to_iso(None) is None
@@ -118,8 +130,7 @@ def test_filter_dates_far_out_are_brought_into_the_range(value):
     for end in (False, True):
         moment = parse_date(value, end_of_day=end)
         assert moment is not None and EARLIEST <= moment.timestamp() < LATEST
-        if not WINDOWS_EPOCH_GAP:
-            dt.datetime.fromtimestamp(moment.timestamp()).astimezone()
+        assert local(moment.timestamp()).tzinfo is not None
     f = filters_from_fields(after=value, before=value)
     assert EARLIEST <= f.after.timestamp() < LATEST and EARLIEST <= f.before.timestamp() < LATEST
     q = parse(f"llamas after:{value} before:{value}")
