@@ -12,6 +12,8 @@ os.environ["ANONYMIZED_TELEMETRY"] = "False"
 # The suite runs on plain data folders, also where no OS keyring exists (an explicit, documented choice);
 # tests/integration/test_encryption*.py and test_backup*.py run encrypted against a real Secret Service.
 os.environ["DESKTOP_MEMORY_ENCRYPTION"] = "off"
+# An engine service a test's MCP server or CLI starts (ipc/service_start.py) ends soon after the test's last call
+os.environ["DESKTOP_MEMORY_SERVICE_IDLE_S"] = "5"
 
 
 @pytest.fixture

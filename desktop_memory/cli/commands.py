@@ -17,7 +17,7 @@ from ..core.filter_input import filters_from_fields
 from ..core.models import Hit, Memory, to_iso
 from ..core.query import Filters
 from ..core.text import decode, first_line, one_line
-from ..engine import records
+from ..engine import lines as json_lines
 from ..engine.settings import FILENAME as SETTINGS_FILE
 from ..engine.settings import Settings
 from ..service.protocol import MemoryOperations
@@ -120,7 +120,7 @@ def warn_about_settings(folder: Path) -> None:
 def cmd_add(service: MemoryOperations, args: argparse.Namespace) -> int:
     text = read_stdin() if not args.text or args.text == ["-"] else " ".join(args.text)
     result = service.add(text, source=args.source, title=args.title, tags=args.tags, pinned=args.pin,
-                         importance=records.importance_arg(args.importance))
+                         importance=_importance(args.importance))
     if args.json:
         emit_json(result.to_dict())
     else:
@@ -133,6 +133,16 @@ def cmd_add(service: MemoryOperations, args: argparse.Namespace) -> int:
             note += f" ({sum(result.redactions.values())} secret(s) redacted)"
         out(f"{verb} {result.memory.id}{note}")
     return 0
+
+
+def _importance(text: str | None) -> float | None:
+    """`--importance`, checked as an import line's (engine/records.py: imported only when given, as it builds
+    pydantic's validators, ~100 ms of a command's start)."""
+    if text is None:
+        return None
+    from ..engine import records
+
+    return records.importance_arg(text)
 
 
 @handler("capture")
@@ -153,9 +163,9 @@ def cmd_import(service: MemoryOperations, args: argparse.Namespace) -> int:
     def progress(report: ImportReport) -> None:
         print(f"committed {report.stored}", file=sys.stderr, flush=True)
 
-    limit = records.line_limit(service.settings.max_bytes)  # longer lines are skipped unread
+    limit = json_lines.line_limit(service.settings.max_bytes)  # longer lines are skipped unread
     with _input(args.file) as fh:
-        report = service.import_records(records.read_lines(fh, limit), progress=progress)
+        report = service.import_records(json_lines.read_lines(fh, limit), progress=progress)
     for line, error in report.errors[:50]:
         print(f"line {line}: skipped: {one_line(error)}", file=sys.stderr)
     if len(report.errors) > 50:

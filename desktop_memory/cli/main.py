@@ -147,8 +147,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("app", help="start the tray app and its search window (the default with no command)")
     sub.add_parser("toggle", help="show or hide the running app's search window (bind it to a hotkey)")
     sub.add_parser("capture-selection", help="the running app captures the selected text (bind it to a hotkey)")
-    p = sub.add_parser("engine-host")  # hidden (no help): the tray app's engine process (ipc/host.py)
+    p = sub.add_parser("engine-host")  # hidden (no help): the engine process of the app or a service (ipc/host.py)
     p.add_argument("--no-enrichment", action="store_true")
+    p.add_argument("--service", action="store_true")  # started by a front end: no parent, ends when idle
+    p.add_argument("--idle-exit", type=float, default=300.0)
+    p.add_argument("--lock-wait", type=float)
     mcp_commands.add_parsers(sub)
     enrich_commands.add_parsers(sub)
     embedder_commands.add_parsers(sub)
@@ -193,7 +196,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "engine-host":
             from ..ipc import host
 
-            return host.main(paths.data_dir(args.data_dir), enrich=not args.no_enrichment)
+            wait = args.lock_wait if args.lock_wait is not None else 45.0 if args.service else 2.0
+            return host.main(paths.data_dir(args.data_dir), enrich=not args.no_enrichment,
+                             service_idle_s=args.idle_exit if args.service else None, lock_wait_s=wait)
         if args.command in (None, "app", "toggle", "capture-selection"):
             from ..qt import launch  # Qt is imported only for the desktop app
 

@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
-from typing import IO, Annotated, Any, NamedTuple
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 from pydantic_core import PydanticCustomError
@@ -34,11 +33,9 @@ from pydantic_core import PydanticCustomError
 from ..core.errors import InvalidInput
 from ..core.models import from_iso, in_range
 from ..core.text import utf8_safe
+from .lines import Overlong, line_limit, read_lines  # noqa: F401 - the engine's callers read lines here too
 
-LINE_LIMIT_FACTOR = 16  # a JSON line may be this many times settings.max_bytes (escapes, metadata, versions)
-MIN_LINE_LIMIT = 1 << 20
 METADATA_DEPTH = 32  # nested deeper, metadata would strain every recursive reader (redaction, JSON, the socket)
-_BOM = b"\xef\xbb\xbf"
 
 
 def _shown(value: Any) -> str:
@@ -269,41 +266,3 @@ def importance_arg(text: str | None) -> float | None:
         return check_importance(value)
     except PydanticCustomError:
         raise InvalidInput(f"--importance must be a number from 0 to 1, not {text!r}") from None
-
-
-# -- reading JSON Lines without holding an over-long line ----------------------------------------
-class Overlong(NamedTuple):
-    """A line longer than the limit, skipped unread (only its size is known)."""
-
-    size: int
-    limit: int
-
-    def reason(self) -> str:
-        return f"the line is too long ({self.size:,} bytes; a line may hold {self.limit:,} bytes)"
-
-
-def line_limit(max_bytes: int) -> int:
-    """The longest JSON line read whole, for a store that keeps texts of up to `max_bytes`."""
-    return max(MIN_LINE_LIMIT, LINE_LIMIT_FACTOR * max_bytes)
-
-
-def read_lines(stream: IO[bytes], limit: int) -> Iterator[bytes | Overlong]:
-    """Lines of a binary stream; a line over `limit` bytes is skipped in pieces and comes as `Overlong`.
-
-    At most `limit` + 1 bytes of one line are held, however long the line is.
-    """
-    first = True
-    while line := stream.readline(limit + 1):
-        if first:
-            first = False
-            if line.startswith(_BOM):
-                line = line[len(_BOM):]
-        if len(line) > limit and not line.endswith(b"\n"):
-            size = len(line)
-            while rest := stream.readline(1 << 20):
-                size += len(rest)
-                if rest.endswith(b"\n"):
-                    break
-            yield Overlong(size, limit)
-        else:
-            yield line

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from ..core.errors import DataDirLocked, StorageError
 from ..core.text import decode
-from ..engine.records import Overlong
+from ..engine.lines import Overlong
 from ..service import IMPORT_BATCH, ImportReport
 from ..service.protocol import LOCAL_PATH, Operation, operations
 from . import address, codec
@@ -124,6 +124,10 @@ class RemoteService:
 
     def ping(self) -> dict[str, Any]:
         return self._call("ping")
+
+    def shutdown(self) -> None:
+        """Ask a service (ipc/service_start.py) to end once the calls in hand are answered; the app's host refuses."""
+        self._call("shutdown")
 
     # -- the operations of the protocol are generated below; importing is streamed ------------------
     def import_records(

@@ -15,6 +15,8 @@ import os
 import signal
 import sys
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -50,16 +52,21 @@ def _watch_stdin(fd: int, stop: threading.Event) -> None:
 
 
 def serve(data_dir: Path, *, enrich: bool = True, stdin_fd: int = 0, out: IO[str] | None = None,
-          stop: threading.Event | None = None) -> int:
-    """Run the host until stdin closes or `stop` is set; returns the exit code."""
+          stop: threading.Event | None = None, service_idle_s: float | None = None, lock_wait_s: float = 2.0) -> int:
+    """Run the host until stdin closes or `stop` is set; returns the exit code.
+
+    As a service (`service_idle_s`, ipc/service_start.py) it has no parent: stdin is not watched, and it ends
+    when no client has been connected for `service_idle_s`, or when a client asks it to (`shutdown`)."""
     out = out or sys.stdout
     stop = stop or threading.Event()
-    threading.Thread(target=_watch_stdin, args=(stdin_fd, stop), name="parent-watch", daemon=True).start()
+    if service_idle_s is None:
+        threading.Thread(target=_watch_stdin, args=(stdin_fd, stop), name="parent-watch", daemon=True).start()
     from ..service import MemoryService  # here: the app's GUI imports this module for READY and ERROR
 
     lane = EngineLane()
     try:
-        service = lane.run(lambda: MemoryService(Path(data_dir)))
+        give_up = _another_answers(Path(data_dir)) if service_idle_s is not None else None
+        service = lane.run(lambda: MemoryService(Path(data_dir), lock_wait_s=lock_wait_s, lock_give_up=give_up))
     except Exception as exc:  # noqa: BLE001 - barrier: the app shows this line
         log.debug("opening the engine failed", exc_info=True)
         lane.close()
@@ -69,7 +76,8 @@ def serve(data_dir: Path, *, enrich: bool = True, stdin_fd: int = 0, out: IO[str
         lane.run(service.close)
         lane.close()
         return 0
-    server = IpcServer(service, Path(data_dir), run=lane.run)
+    server = IpcServer(service, Path(data_dir), run=lane.run,
+                       on_shutdown=stop.set if service_idle_s is not None else None)
     try:
         server.start()
         if enrich:
@@ -85,7 +93,9 @@ def serve(data_dir: Path, *, enrich: bool = True, stdin_fd: int = 0, out: IO[str
     print(f"{READY} {os.getpid()}", file=out, flush=True)
     try:
         while not stop.wait(0.25):  # short waits: the main thread runs the signal handlers in between
-            pass
+            if service_idle_s is not None and server.idle_for() >= service_idle_s:
+                log.info("engine service idle for %.0f s: stopping", service_idle_s)
+                break
     finally:
         log.info("engine host stopping")
         server.close()
@@ -95,7 +105,30 @@ def serve(data_dir: Path, *, enrich: bool = True, stdin_fd: int = 0, out: IO[str
     return 0
 
 
-def main(data_dir: Path, *, enrich: bool = True) -> int:
+def _another_answers(folder: Path) -> Callable[[], bool]:
+    """For a service waiting for the folder's lock: True once another host serves the folder (two front ends
+    started one each at the same moment: this one ends and its front end uses the other). Asked twice a second."""
+    from .client import connect
+
+    last = [0.0]
+
+    def answers() -> bool:
+        if time.monotonic() - last[0] < 0.5:
+            return False
+        last[0] = time.monotonic()
+        try:
+            other = connect(folder, handshake_s=1.0)
+        except DesktopMemoryError:
+            return False
+        if other is None:
+            return False
+        other.close()
+        return True
+
+    return answers
+
+
+def main(data_dir: Path, *, enrich: bool = True, service_idle_s: float | None = None, lock_wait_s: float = 2.0) -> int:
     """The `engine-host` command: the protocol line on stdout, then stdout is pointed at stderr."""
     logging.getLogger(__name__).setLevel(logging.INFO)
     stop = threading.Event()
@@ -104,4 +137,5 @@ def main(data_dir: Path, *, enrich: bool = True) -> int:
     out = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a library's print never mixes with the protocol
     with out:
-        return serve(data_dir, enrich=enrich, out=out, stop=stop)
+        return serve(data_dir, enrich=enrich, out=out, stop=stop, service_idle_s=service_idle_s,
+                     lock_wait_s=lock_wait_s)

@@ -13,12 +13,14 @@ import inspect
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client, Connection, Listener, answer_challenge, deliver_challenge
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .. import __version__
 from ..core.errors import DesktopMemoryError, InvalidInput
 from ..service import ImportReport
 from ..service.protocol import OFF_LANE, MemoryOperations, Operation, operations
@@ -64,7 +66,7 @@ def handler(op: Operation) -> Handler:
 
 
 def _ping(service: MemoryOperations, _params: dict[str, Any]) -> dict[str, Any]:
-    return {"data_dir": str(service.folder), "pid": os.getpid()}
+    return {"data_dir": str(service.folder), "pid": os.getpid(), "version": __version__}
 
 
 # What clients may call: every operation of the service protocol (generated), and `ping`. Nothing else.
@@ -74,8 +76,12 @@ CALLS: dict[str, Handler] = {"ping": _ping, **{name: handler(op) for name, op in
 class IpcServer:
     """The host side: `start()` serves on background threads, `close()` stops and cleans up."""
 
-    def __init__(self, service: MemoryOperations, data_dir: Path, run: Runner | None = None) -> None:
+    def __init__(self, service: MemoryOperations, data_dir: Path, run: Runner | None = None, *,
+                 on_shutdown: Callable[[], None] | None = None) -> None:
         self.service = service
+        self._on_shutdown = on_shutdown  # a service (ipc/service_start.py) ends when a client asks; the app's host not
+        self._last_activity = time.monotonic()
+        self._busy = 0  # requests being answered
         self.data_dir = Path(data_dir)
         self.address = address.socket_address(self.data_dir)
         self._lock = threading.Lock()
@@ -131,6 +137,12 @@ class IpcServer:
         if self._token is not None:
             address.discard_token(self.data_dir, self._token)
 
+    def idle_for(self) -> float:
+        """Seconds since the last request ended, 0 while one is being answered (a service ends when idle). A ping
+        (a probe: "are you there?") is not use, and neither is a connection that asks nothing."""
+        with self._conns_lock:
+            return 0.0 if self._busy else time.monotonic() - self._last_activity
+
     def __enter__(self) -> IpcServer:
         self.start()
         return self
@@ -166,7 +178,7 @@ class IpcServer:
                     raw = conn.recv_bytes(codec.MAX_MESSAGE)
                 except (EOFError, OSError):
                     return
-                conn.send_bytes(codec.dumps(self._answer(raw, imports)))
+                conn.send_bytes(codec.dumps(self._answer_counted(raw, imports)))
         except (OSError, EOFError):
             log.debug("engine socket client went away", exc_info=True)
         finally:
@@ -190,12 +202,28 @@ class IpcServer:
                 return False
         return True
 
+    def _answer_counted(self, raw: bytes, imports: _Imports) -> dict[str, Any]:
+        """`_answer`, counted as use unless it is a ping (for `idle_for`)."""
+        probe = raw.startswith(b'{"method":"ping"')
+        if not probe:
+            with self._conns_lock:
+                self._busy += 1
+        try:
+            return self._answer(raw, imports)
+        finally:
+            if not probe:
+                with self._conns_lock:
+                    self._busy -= 1
+                    self._last_activity = time.monotonic()
+
     def _answer(self, raw: bytes, imports: _Imports | None = None) -> dict[str, Any]:
         """One request -> {"result": ...} or {"error": {...}}; the barrier for each request."""
         try:
             request = codec.loads(raw)
             method, params = request["method"], request.get("params") or {}
             call = CALLS.get(method) if isinstance(method, str) else None
+            if call is None and method == "shutdown":
+                call = _ping  # answered below
             if call is None:
                 raise InvalidInput(f"unknown method {method!r}")
             if not isinstance(params, dict):
@@ -205,7 +233,13 @@ class IpcServer:
         except InvalidInput as exc:
             return {"error": codec.error_to(exc)}
         if method == "ping":  # answered here, not behind the engine thread's queue: "alive?", not "idle?"
-            return {"result": call(self.service, params)}
+            return {"result": {**call(self.service, params), "service": self._on_shutdown is not None}}
+        if method == "shutdown":  # after the calls in hand; the host closes the folder and ends
+            if self._on_shutdown is None:
+                return {"error": codec.error_to(InvalidInput("this engine belongs to the desktop-memory app; quit "
+                                                             "the app to stop it"))}
+            self._on_shutdown()
+            return {"result": None}
         if method == "import_records" and imports is not None:
             call = imports.call  # streamed: pipelined across this connection's chunks
         try:

@@ -31,14 +31,16 @@ class HostFailed(StorageError):
     """The engine host could not start (its own one-line reason) or stopped."""
 
 
-def command(data_dir: Path, *, enrich: bool = True, debug: bool = False) -> list[str]:
+def command(data_dir: Path, *, enrich: bool = True, debug: bool = False, lock_wait_s: float | None = None
+            ) -> list[str]:
     """The command line that starts a host for `data_dir`, from source or from the frozen app."""
     prefix = [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "desktop_memory"]
     return [*prefix, "--data-dir", str(data_dir), *(["--debug"] if debug else []), "engine-host",
-            *([] if enrich else ["--no-enrichment"])]
+            *([] if enrich else ["--no-enrichment"]),
+            *([] if lock_wait_s is None else ["--lock-wait", f"{lock_wait_s:g}"])]
 
 
-def _child_env() -> dict[str, str]:
+def child_env() -> dict[str, str]:
     """From source, the child imports the same desktop_memory as this process."""
     env = dict(os.environ)
     if not getattr(sys, "frozen", False):
@@ -72,15 +74,22 @@ class HostProcess:
 
     def open(self, timeout: float = START_TIMEOUT_S) -> RemoteService:
         """Start the host, wait (bounded) until it serves, and return a connection to it."""
+        from .service_start import stop_service  # (it starts services with this module's command)
+
         debug = logging.getLogger("desktop_memory").getEffectiveLevel() <= logging.DEBUG
+        try:  # a service a front end started (CLI, MCP) hands the folder to the app, whose host then waits for it
+            took_over = stop_service(self.data_dir)
+        except StorageError:
+            took_over = True
         flags = {"start_new_session": True} if os.name == "posix" else {
             "creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
         with self._lock:
             if self._closed.is_set():
                 raise HostFailed("the app is quitting")
             try:
-                self.proc = subprocess.Popen(command(self.data_dir, enrich=self.enrich, debug=debug),
-                                             env=_child_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                self.proc = subprocess.Popen(command(self.data_dir, enrich=self.enrich, debug=debug,
+                                                     lock_wait_s=45.0 if took_over else None),
+                                             env=child_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                              **flags)
             except OSError as exc:
                 raise HostFailed(f"cannot start the engine: {exc.strerror or exc}") from exc

@@ -1,9 +1,13 @@
-"""The engine an MCP session talks to: the host's when one runs, else one opened here for a while.
+"""The engine an MCP session talks to: the folder's engine service (or the app's host), shared by every AI app.
 
-Every call runs on one engine lane of ours (ipc/lane.py). Without a host, the engine is opened on demand
-under the data folder's lock (ipc/client.host_or_local, the CLI's opener too) and closed again after a
-short idle time, so the MCP server never keeps the folder from the tray app or the CLI for long (and
-never touches it while someone else holds it).
+Every call runs on one engine lane of ours (ipc/lane.py). The engine is the folder's service
+(ipc/service_start.open_service: the app's host or a running service, else one started now), so two AI apps,
+the CLI and the app write through one engine and nothing waits for a folder lock. The connection is closed
+after a short idle time; a call whose engine went away (killed, replaced after an upgrade) is made once more
+on a new one (an add made twice is an exact repeat: one memory).
+
+Given an `embedder` (tests, and an engine in this very process), the engine is opened here instead, under
+the folder's lock (ipc/client.host_or_local), and closed again after the idle time.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any, TypeVar
 
 from ..ipc.client import HostGone, RemoteService, host_or_local
 from ..ipc.lane import EngineLane
+from ..ipc.service_start import open_service
 from ..service import MemoryService
 from ..service.protocol import MemoryOperations
 from ..service.vector_sync import release_process_cache
@@ -23,6 +28,7 @@ from ..service.vector_sync import release_process_cache
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 Engine = MemoryOperations
+SERVICE_PATIENCE_S = 15.0  # a folder another process holds is waited for this long (the SDK's default timeout is 60 s)
 IDLE_CLOSE_S = 1.0  # an idle MCP server lets go within 1 s: a CLI command (it waits 30 s a holder) barely waits
 release_vector_index = release_process_cache  # for tests that open the folder again in this process
 
@@ -67,7 +73,10 @@ class EngineAccess:
 
     def _open(self) -> Engine:
         if self._engine is None:
-            self._engine = host_or_local(self.folder, self._open_local)
+            if self._embedder is None:
+                self._engine = open_service(self.folder, patience_s=SERVICE_PATIENCE_S)
+            else:
+                self._engine = host_or_local(self.folder, self._open_local)
             log.debug("MCP uses %s", "the running app's engine" if self.mode == "host" else "its own engine")
         return self._engine
 

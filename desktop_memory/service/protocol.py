@@ -26,7 +26,7 @@ from ..core.context import Context
 from ..core.models import Hit, Memory, Version
 from ..core.query import Filters
 from ..engine.enrich_report import EnrichReport
-from ..engine.records import Overlong
+from ..engine.lines import Overlong
 from ..engine.settings import Settings
 from . import AddResult, ImportReport
 

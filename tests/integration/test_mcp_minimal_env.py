@@ -34,6 +34,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from desktop_memory.engine import encryption
 from desktop_memory.ipc import address
 from desktop_memory.ipc.client import connect
+from desktop_memory.ipc.service_start import stop_service
 from desktop_memory.mcp.engine import release_vector_index
 from desktop_memory.service import MemoryService
 
@@ -181,6 +182,7 @@ def test_mcp_default_environment_with_the_app_closed(session, tmp_path: Path, re
 
     memory_id, log = mcp_default_env_session(folder, body)
     assert "Traceback" not in log and "keyring" not in log.lower(), log
+    assert stop_service(folder)  # the engine service MCP started (with the SDK's environment) hands the folder back
     with MemoryService(folder, embedder=real_embedder) as service:
         assert service.get(memory_id).source == "mcp"
     release_vector_index()

@@ -71,7 +71,8 @@ def test_with_a_host_it_goes_through_the_socket(fake_service, data_dir: Path):
 def test_when_the_host_goes_away_it_does_not_touch_a_folder_still_held(fake_service, data_dir: Path):
     server = IpcServer(fake_service, data_dir)
     server.start()
-    access = EngineAccess(data_dir, idle_close_s=30, lock_wait_s=0.1)
+    # an engine of this process (an embedder given): the folder is opened here only when no one holds it
+    access = EngineAccess(data_dir, idle_close_s=30, lock_wait_s=0.1, embedder=FakeEmbedder())
     try:
         assert access.call(lambda e: e.stats()["memories"]) == 0 and access.mode == "host"
         server.close()  # the socket is gone but the folder is still held by the service

@@ -1,4 +1,5 @@
-"""The MCP server's own engine: the service loads the embedder, and a reopen after an idle close reuses it."""
+"""An MCP engine in this process (an embedder given, as tests do): a reopen after an idle close reuses the
+embedder the service was given, never a second load. (Without one, MCP uses the folder's engine service.)"""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ def test_the_service_loads_the_embedder_once_and_reopens_reuse_it(data_dir: Path
         original(self, folder, embedder=embedder, **kwargs)
 
     monkeypatch.setattr(MemoryService, "__init__", init)
-    access = EngineAccess(data_dir, idle_close_s=0.1)
+    first = FakeEmbedder()
+    access = EngineAccess(data_dir, idle_close_s=0.1, embedder=first)
     try:
         used = [access.call(lambda e: (e.add("remember the milk", source="mcp"), e.embedder)[1])]
         deadline = time.monotonic() + 5
@@ -32,4 +34,4 @@ def test_the_service_loads_the_embedder_once_and_reopens_reuse_it(data_dir: Path
         used.append(access.call(lambda e: e.embedder))  # opened again after the idle close
     finally:
         access.close()
-    assert len(loaded) == 1 and given == [None, loaded[0]] and used == [loaded[0], loaded[0]]
+    assert not loaded and given == [first, first] and used == [first, first]

@@ -1,0 +1,197 @@
+"""One engine for every front end (issue 30): the folder's engine service, started on demand and shared.
+
+Driven the way AI apps drive it: the official MCP SDK's stdio client starting `desktop-memory mcp`, several at
+once, with CLI writers and an import alongside; the service killed with -9 between calls; a service of another
+version; the tray app's host taking over a running service; a stale socket; the idle end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from desktop_memory.ipc import address
+from desktop_memory.ipc.client import connect
+from desktop_memory.ipc.service_start import open_service, stop_service
+from desktop_memory.ipc.spawn import HostProcess
+
+pytestmark = pytest.mark.integration
+CLI = [sys.executable, "-m", "desktop_memory"]
+
+
+def cli(folder: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, "--data-dir", str(folder), *args], input=stdin, capture_output=True, text=True,
+                          timeout=600, env=dict(os.environ))
+
+
+async def mcp_client(folder: Path, name: str, adds: int, acknowledged: dict[str, str], errors: list[str]) -> None:
+    """One AI app: adds, searches, builds context, pins and forgets, as a person's session would."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "desktop_memory", "--data-dir", str(folder),
+                                                                 "mcp"], env=dict(os.environ))
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+        await s.initialize()
+        mine: list[str] = []
+        for i in range(adds):
+            text = f"{name} note {i}: the {['harbour', 'orchard', 'library', 'station'][i % 4]} plan changes on day {i}"
+            res = await s.call_tool("add_memory", {"content": text})
+            if res.is_error:
+                errors.append(f"{name} add {i}: {res.content[0].text}")
+                continue
+            mid = res.structured_content["id"]
+            acknowledged[mid] = text
+            mine.append(mid)
+            for tool, args in (("search_memories", {"query": f"{name} plan day {i}", "limit": 5}),
+                               ("get_context", {"query": f"what changes on day {i}", "budget": 300}),
+                               ("pin_memory", {"id": mid, "pinned": i % 2 == 0})):
+                res = await s.call_tool(tool, args)
+                if res.is_error:
+                    errors.append(f"{name} {tool}: {res.content[0].text}")
+        if mine:
+            res = await s.call_tool("forget_memory", {"id": mine[-1]})
+            if res.is_error:
+                errors.append(f"{name} forget: {res.content[0].text}")
+
+
+def all_present(folder: Path, acknowledged: dict[str, str]) -> None:
+    remote = open_service(folder)
+    with remote:
+        for mid, text in acknowledged.items():
+            assert remote.get(mid).content == text, mid
+
+
+@pytest.mark.parametrize("clients", [2, 8])
+def test_many_ai_apps_cli_writers_and_an_import_at_once_lose_nothing(tmp_path: Path, clients: int):
+    folder = tmp_path / "data"
+    acknowledged: dict[str, str] = {}
+    errors: list[str] = []
+    lines = "".join(json.dumps({"content": f"Imported line {n}: shelf {n % 37} holds box {n}"}) + "\n"
+                    for n in range(600))
+
+    def cli_writer() -> None:
+        for i in range(6):
+            text = f"CLI note {i}: the dentist moved to Tuesday {i}"
+            done = cli(folder, "add", "--json", text)
+            if done.returncode != 0:
+                errors.append(f"cli add {i}: {done.stderr.strip()}")
+            else:
+                acknowledged[json.loads(done.stdout)["id"]] = text
+
+    def importer() -> None:
+        done = cli(folder, "import", "-", stdin=lines)
+        if done.returncode != 0 or "Imported 600 new" not in done.stdout:
+            errors.append(f"import: {done.returncode} {done.stdout.strip()} {done.stderr.strip()}")
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            for c in range(clients):
+                tg.start_soon(mcp_client, folder, f"app{c}", 12 if clients == 2 else 6, acknowledged, errors)
+            tg.start_soon(anyio.to_thread.run_sync, cli_writer)
+            tg.start_soon(anyio.to_thread.run_sync, importer)
+
+    started = time.monotonic()
+    anyio.run(main)
+    print(f"\n{clients} MCP clients + CLI writer + import of 600: {time.monotonic() - started:.1f} s")
+    assert errors == []
+    all_present(folder, acknowledged)
+    stats = json.loads(cli(folder, "stats", "--json").stdout)
+    assert stats["memories"] == len(acknowledged) + 600 - clients  # each app forgot one of its own
+    hosts = [p for p in Path("/proc").glob("[0-9]*/cmdline")
+             if b"engine-host" in p.read_bytes() and str(folder).encode() in p.read_bytes()]
+    assert len(hosts) == 1  # one engine served every front end
+
+
+def test_a_service_killed_between_calls_is_started_again_and_nothing_is_lost_or_doubled(tmp_path: Path):
+    folder = tmp_path / "data"
+    acknowledged: dict[str, str] = {}
+
+    async def main() -> None:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "desktop_memory", "--data-dir",
+                                                                     str(folder), "mcp"], env=dict(os.environ))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            for i in range(4):
+                text = f"kill test note {i}: the ferry leaves at {7 + i}:15"
+                res = await s.call_tool("add_memory", {"content": text})
+                assert not res.is_error, res.content[0].text
+                acknowledged[res.structured_content["id"]] = text
+                with connect(folder) as remote:  # kill -9 the service right after the acknowledged write
+                    os.kill(remote.ping()["pid"], signal.SIGKILL)
+            res = await s.call_tool("add_memory", {"content": "kill test note 0: the ferry leaves at 7:15"})
+            assert not res.is_error and res.structured_content["status"] == "duplicate"  # a repeat: one memory
+
+    anyio.run(main)
+    all_present(folder, acknowledged)
+    with open_service(folder) as remote:
+        assert remote.stats()["memories"] == 4
+
+
+def test_two_front_ends_starting_it_at_once_share_one_service_and_it_ends_when_idle(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("DESKTOP_MEMORY_SERVICE_IDLE_S", "2")
+    folder = tmp_path / "data"
+    pids: list[int] = []
+
+    def front_end(i: int) -> None:
+        with open_service(folder) as remote:
+            remote.add(f"front end {i} was here")
+            pids.append(remote.ping()["pid"])
+
+    threads = [threading.Thread(target=front_end, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(pids) == 4 and len(set(pids)) == 1
+    deadline = time.monotonic() + 20
+    while connect(folder) is not None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert connect(folder) is None  # ended by itself
+    with open_service(folder) as remote:  # and started again on demand, with everything there
+        assert remote.stats()["memories"] == 4
+
+
+@pytest.mark.skipif(address.family() != "AF_UNIX", reason="a stale Unix socket")
+def test_a_stale_socket_and_token_left_by_a_crash_do_not_stop_a_start(tmp_path: Path):
+    folder = tmp_path / "data"
+    with open_service(folder) as remote:
+        remote.add("before the crash")
+        pid = remote.ping()["pid"]
+    os.kill(pid, signal.SIGKILL)
+    time.sleep(0.5)
+    where = address.socket_address(folder)
+    if not Path(where).exists():  # make the leftover if the kill left none
+        with socket.socket(socket.AF_UNIX) as s:
+            s.bind(where)
+    with open_service(folder) as remote:
+        assert remote.ping()["pid"] != pid and remote.stats()["memories"] == 1
+
+
+def test_the_tray_apps_host_takes_over_a_running_service(tmp_path: Path):
+    folder = tmp_path / "data"
+    with open_service(folder) as remote:
+        added = remote.add("written through the service before the app started").memory.id
+        service_pid = remote.ping()["pid"]
+    host = HostProcess(folder, enrich=False)
+    try:
+        app = host.open()
+        with app:
+            info: dict[str, Any] = app.ping()
+            assert info["service"] is False and info["pid"] == host.pid != service_pid
+            assert app.get(added).content.startswith("written through the service")
+        with open_service(folder) as remote:  # a front end now uses the app's host
+            assert remote.ping()["pid"] == host.pid
+        assert stop_service(folder) is False  # the app's host is not a service: left alone
+    finally:
+        host.stop()
