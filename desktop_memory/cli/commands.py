@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from .. import paths
+from ..core import lines as json_lines
 from ..core.capture import Snapshot
 from ..core.errors import InvalidInput
 from ..core.filter_input import filters_from_fields
 from ..core.models import Hit, Memory, to_iso
 from ..core.query import Filters
 from ..core.text import decode, first_line, one_line
-from ..engine import lines as json_lines
 from ..engine.settings import FILENAME as SETTINGS_FILE
 from ..engine.settings import Settings
 from ..service.protocol import MemoryOperations

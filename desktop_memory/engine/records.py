@@ -31,9 +31,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 from pydantic_core import PydanticCustomError
 
 from ..core.errors import InvalidInput
+from ..core.lines import Overlong, line_limit, read_lines  # noqa: F401 - the engine's callers read lines here too
 from ..core.models import from_iso, in_range
 from ..core.text import utf8_safe
-from .lines import Overlong, line_limit, read_lines  # noqa: F401 - the engine's callers read lines here too
 
 METADATA_DEPTH = 32  # nested deeper, metadata would strain every recursive reader (redaction, JSON, the socket)
 

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..core.errors import DataDirLocked, StorageError
+from ..core.lines import Overlong
 from ..core.text import decode
-from ..engine.lines import Overlong
 from ..service import IMPORT_BATCH, ImportReport
 from ..service.protocol import LOCAL_PATH, Operation, operations
 from . import address, codec

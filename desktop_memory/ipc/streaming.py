@@ -20,7 +20,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
-from ..engine.lines import Overlong
+from ..core.lines import Overlong
 from ..service import ImportReport
 from ..service.protocol import MemoryOperations
 from .lane import lower_priority

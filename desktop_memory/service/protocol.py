@@ -23,10 +23,10 @@ from typing import Annotated, Any, Protocol, runtime_checkable
 
 from ..core.capture import CaptureResult, Snapshot
 from ..core.context import Context
+from ..core.lines import Overlong
 from ..core.models import Hit, Memory, Version
 from ..core.query import Filters
 from ..engine.enrich_report import EnrichReport
-from ..engine.lines import Overlong
 from ..engine.settings import Settings
 from . import AddResult, ImportReport
 

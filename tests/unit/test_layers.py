@@ -42,8 +42,6 @@ FRONT_END_ENGINE_ALLOWED = {
                       "import lines with the same rules (importance_arg, read_lines, Overlong, Pinned, Tags)",
     "engine.failures": "the front ends' error barriers turn a raw storage failure into its one-line StorageError",
     "engine.session_env": "environment defaults for the process (XDG_RUNTIME_DIR, D-Bus), applied once at start-up",
-    "engine.lines": "reading JSON Lines without holding an over-long line (read_lines, Overlong): the CLI and the "
-                    "socket's client pass lines on; engine.records checks them where they are stored",
     "engine.outputs": "where a file may be written (never into the data folder): setup-mcp writes the AI apps' "
                       "files and bundles itself, refused there by the rule export and backup use (paths only)",
 }
