@@ -195,3 +195,38 @@ def test_the_tray_apps_host_takes_over_a_running_service(tmp_path: Path):
         assert stop_service(folder) is False  # the app's host is not a service: left alone
     finally:
         host.stop()
+
+
+def test_a_service_of_another_version_is_replaced(tmp_path: Path, monkeypatch):
+    """After an upgrade the old service still runs: the new front end asks it to stop and starts its own."""
+    from desktop_memory.ipc import server as server_module
+    from desktop_memory.ipc.server import IpcServer
+    from desktop_memory.service import MemoryService
+    from tests.fakes import FakeEmbedder
+
+    folder = tmp_path / "data"
+    old = MemoryService(folder, embedder=FakeEmbedder())
+    old.add("written by the old version")
+    monkeypatch.setattr(server_module, "__version__", "0.0.1")  # what the old service answers to ping
+    stopped = threading.Event()
+
+    def shut_down() -> None:  # as the old host does: stop serving, close the folder
+        def end() -> None:
+            served.close()
+            old.close()
+            stopped.set()
+
+        threading.Thread(target=end, daemon=True).start()
+
+    served = IpcServer(old, folder, on_shutdown=shut_down)
+    served.start()
+    try:
+        with open_service(folder) as remote:
+            info = remote.ping()
+            assert stopped.is_set() and info["pid"] != os.getpid() and info["version"] != "0.0.1"
+            assert remote.stats()["memories"] == 1
+    finally:
+        served.close()
+        if not stopped.is_set():
+            old.close()
+        stop_service(folder)
