@@ -51,6 +51,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent.parent
+if str(HERE) not in sys.path:  # `bench.speed` from a checkout without installing
+    sys.path.insert(0, str(HERE))
 DB_NAME = "memories.sqlite3"  # service/ownership.py
 
 # -- realistic memories ----------------------------------------------------------------------------------
@@ -582,7 +584,9 @@ def main() -> int:
     args = ap.parse_args()
     trees = [(t.split("=", 1) if "=" in t else (Path(t).name, t)) for t in args.tree] or [("this", str(HERE))]
     trees = [(n, Path(p).resolve()) for n, p in trees]
-    machine = f"{platform.platform()}, {os.cpu_count()} CPUs, {_cpu()}, Python {platform.python_version()}"
+    from bench.speed import cpu_model  # here: speed.py imports the engine, which this process does not need before
+
+    machine = f"{platform.platform()}, {os.cpu_count()} CPUs, {cpu_model()}, Python {platform.python_version()}"
     report: dict[str, Any] = {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "machine": machine,
                               "args": {k: str(v) for k, v in vars(args).items()}, "runs": []}
     if args.imports:
@@ -598,16 +602,6 @@ def main() -> int:
     if args.out:
         args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
     return 0
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 if __name__ == "__main__":
