@@ -4,41 +4,20 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-import tempfile
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from desktop_memory.ipc.client import connect
+from tests.mcp_stdio import mcp_session
 
 from .test_ipc import HOLDER, HOST, cli, start, stop
 
 pytestmark = pytest.mark.integration
 TOOLS = {"search_memories", "get_context", "add_memory", "pin_memory", "forget_memory"}
-
-
-def mcp_session(folder: Path, body: Callable[[ClientSession], Awaitable[Any]]) -> tuple[Any, str]:
-    """Start `desktop-memory mcp` as a client app would, run `body`, return its result and the server's stderr."""
-
-    async def main() -> Any:
-        params = StdioServerParameters(command=sys.executable,
-                                       args=["-m", "desktop_memory", "--data-dir", str(folder), "mcp"],
-                                       env=dict(os.environ))
-        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            return await body(session)
-
-    with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
-        result = anyio.run(main)
-        errlog.seek(0)
-        return result, errlog.read()
 
 
 async def call(session: ClientSession, tool: str, args: dict[str, Any]) -> Any:

@@ -8,21 +8,18 @@ client driving `python -m desktop_memory mcp` as an AI app would (nothing there 
 
 from __future__ import annotations
 
-import os
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.server.mcpserver.exceptions import ToolError
 
 from desktop_memory.mcp.engine import EngineAccess
 from desktop_memory.mcp.server import build_server
 from tests.fakes import FakeEmbedder
+from tests.mcp_stdio import mcp_session
 
 BAD = [  # (tool, arguments, what the one line says)
     ("search_memories", {"query": "x", "limit": 0}, "limit: must be between 1 and 50"),
@@ -175,15 +172,5 @@ def test_over_stdio_the_sdk_client_gets_one_line_errors_a_resource_and_a_prompt(
         got = await s.get_prompt("recall", {"topic": "tax return"})
         assert "tax return" in got.messages[0].content.text
 
-    async def main() -> None:
-        params = StdioServerParameters(command=sys.executable,
-                                       args=["-m", "desktop_memory", "--data-dir", str(folder), "mcp"],
-                                       env=dict(os.environ))
-        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            await body(session)
-
-    with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
-        anyio.run(main)
-        errlog.seek(0)
-        assert "Traceback" not in errlog.read()
+    _, log = mcp_session(folder, body)
+    assert "Traceback" not in log
