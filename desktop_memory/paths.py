@@ -27,11 +27,20 @@ def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path(user_data_dir(APP_NAME, appauthor=False))
 
 
+def expand(raw: str | os.PathLike[str]) -> Path:
+    """`raw` with a leading `~` or `~user` expanded; `~name` with no such user (or no home) kept as written, as a
+    shell does."""
+    try:
+        return Path(raw).expanduser()
+    except RuntimeError:
+        return Path(raw)
+
+
 def checked(raw: str | os.PathLike[str], origin: str) -> Path:
     """`raw` resolved, when it is a folder or may become one (whether it is a data folder is the engine's to say)."""
     if not str(raw).strip():
         raise InvalidInput(f"{origin} is empty: name a data folder, or a new or empty folder to become one")
-    path = Path(raw).expanduser().resolve()
+    path = expand(raw).resolve()
     if len(str(path)) > MAX_PATH or any(len(part) > MAX_NAME for part in path.parts):  # the same on every OS
         raise InvalidInput(f"{origin} {shown(path)} cannot be a data folder: its name is too long")
     for where in (path, *path.parents):  # the path, or its nearest existing part (Windows says "not found"

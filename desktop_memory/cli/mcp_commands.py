@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 from .. import paths
 
@@ -44,7 +43,7 @@ def cmd_setup_mcp(args: argparse.Namespace) -> int:
     name = setup.CLIENT_NAMES[args.client]
     if args.bundle is not None:
         return _bundle(args)
-    config = Path(args.config).expanduser() if args.config else None
+    config = paths.expand(args.config) if args.config else None
     if args.check and not args.write:
         print(setup.check(args.client, config))
         return 0
@@ -75,7 +74,7 @@ def _bundle(args: argparse.Namespace) -> int:
         print("desktop-memory: setup-mcp: --bundle goes with --client claude-desktop alone (not with --write, "
               "--check or --config)", file=sys.stderr)
         return 2
-    out = bundle.write_bundle(Path(args.bundle).expanduser(), args.data_dir)
+    out = bundle.write_bundle(paths.expand(args.bundle), args.data_dir)
     print(f"Wrote {out}: open it with Claude Desktop (double-click it, or Settings > Extensions) to install "
           "desktop-memory. It starts this installation, so it works on this computer only.")
     return 0

@@ -22,7 +22,7 @@ from typing import Any
 import apsw
 import numpy as np
 
-from .. import __version__
+from .. import __version__, paths
 from ..core.errors import BackupInvalid, InvalidInput, StorageError
 from ..core.models import to_iso
 from . import encryption, outputs
@@ -57,7 +57,7 @@ VectorsOf = Callable[[Sequence[str]], dict[str, np.ndarray]]  # ids -> the vecto
 def check_target(folder: Path, target: Path, passphrase: str | None, *, overwrite: bool) -> Path:
     """The backup file to write, after checking the passphrase and where it goes."""
     check_passphrase(passphrase)
-    target = outputs.check_outside(folder, target.expanduser(), "backup")
+    target = outputs.check_outside(folder, paths.expand(target), "backup")
     if target.exists() and not overwrite:
         raise InvalidInput(f"{target} already exists: choose another file name or overwrite it explicitly")
     return target
@@ -131,7 +131,7 @@ def _open(path: Path, passphrase: str | None) -> apsw.Connection:
 
 def inspect(path: Path, passphrase: str | None) -> dict[str, Any]:
     """Check a backup completely without touching any data folder; returns what it holds."""
-    path = path.expanduser()
+    path = paths.expand(path)
     db = _open(path, passphrase)
     try:
         try:
@@ -171,7 +171,7 @@ class Staged:
 
 def stage(source: Path, folder: Path, db_path: Path, passphrase: str | None) -> Staged:
     """Check a backup and copy it next to the folder's database (its key), checked again; nothing replaced."""
-    source = source.expanduser()
+    source = paths.expand(source)
     info = inspect(source, passphrase)
     key = encryption.current_key(folder, db_path)
     staged = db_path.with_name(db_path.name + ".restoring")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import secrets
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -111,8 +112,19 @@ def check() -> str:
 
 
 def get_secret(name: str) -> str | None:
-    """A secret stored under this name (e.g. 'api-key:openai'), or None."""
-    return _timed(lambda: _usable_backend().get_password(SERVICE, name), f"reading {name!r}")
+    """A secret stored under this name (e.g. 'api-key:openai'), or None.
+
+    GNOME Keyring now and then answers a search with an item path it no longer serves ("No such interface
+    org.freedesktop.Secret.Item", secretstorage's ItemNotFoundException) while it rewrites its file: asked again a
+    moment later it answers. Three tries, then the error stands."""
+    for attempt in range(3):
+        try:
+            return _timed(lambda: _usable_backend().get_password(SERVICE, name), f"reading {name!r}")
+        except Exception as exc:
+            if type(exc).__name__ != "ItemNotFoundException" or attempt == 2:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 def set_secret(name: str, value: str) -> None:

@@ -19,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import paths
 from ..assets import package_folder
 from ..core.errors import ModelUnavailable
 
@@ -76,7 +77,7 @@ def available_memory() -> int | None:
 def check_model(path: Path | str | None) -> ModelInfo:
     """Check that a file looks like a usable GGUF model, or raise ModelUnavailable with one line."""
     default = not path
-    target = default_model_path() if default else Path(path).expanduser()
+    target = default_model_path() if default else paths.expand(path)
     if not target.exists():
         raise ModelUnavailable(f"model file not found: {target}")
     if not target.is_file():

@@ -26,16 +26,21 @@ def scratch(target: Path) -> Path:
 
 def check_outside(folder: Path, target: Path, what: str) -> Path:
     """`target`, or InvalidInput (one line, nothing written) when it or its scratch file leads into the data
-    folder `folder`.
+    folder `folder`, or when it names a folder.
 
     `what` names the file in the message ("export", "backup").
     """
-    for path in (target, scratch(target)) if target.name else (target,):  # "/", ".": a folder, refused later
-        how = reaches_into(folder, path)
-        if how is not None:
-            raise InvalidInput(f"write the {what} outside the data folder ({folder}): {path} {how}; "
-                               "nothing was written")
+    _refuse_inside(folder, target, what)  # first: "-o <the data folder>" is refused as inside it
+    if not target.name or target.name == ".." or target.is_dir():  # ".", "/", "..", an existing folder
+        raise InvalidInput(f"{target} is a folder: name the {what} file to write inside it; nothing was written")
+    _refuse_inside(folder, scratch(target), what)
     return target
+
+
+def _refuse_inside(folder: Path, path: Path, what: str) -> None:
+    how = reaches_into(folder, path)
+    if how is not None:
+        raise InvalidInput(f"write the {what} outside the data folder ({folder}): {path} {how}; nothing was written")
 
 
 def reaches_into(folder: Path, target: Path) -> str | None:

@@ -19,6 +19,7 @@ from multiprocessing.connection import Client, Connection, answer_challenge, del
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .. import paths
 from ..core.errors import DataDirLocked, StorageError
 from ..core.lines import Overlong
 from ..core.text import decode
@@ -216,7 +217,7 @@ def _remote(op: Operation) -> Any:
 def _made_local(value: Any, hint: Any) -> Any:
     """A path the caller gave (relative to its own working folder) made absolute before it leaves."""
     if isinstance(value, str | Path) and str(value) and LOCAL_PATH in getattr(hint, "__metadata__", ()):
-        where = Path(value).expanduser().resolve()
+        where = paths.expand(value).resolve()
         return where if isinstance(value, Path) else str(where)
     return value
 

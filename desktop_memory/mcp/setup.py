@@ -73,7 +73,7 @@ def server_command(data_dir: str | None = None) -> dict[str, Any]:
     else:
         command, args = sys.executable, ["-m", "desktop_memory"]
     if data_dir:
-        args += ["--data-dir", str(Path(data_dir).expanduser().resolve())]
+        args += ["--data-dir", str(paths.expand(data_dir).resolve())]
     return {"command": command, "args": [*args, "mcp"]}
 
 

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .. import paths
 from ..capture import paste
 from ..core.context import FORMATS
 from ..core.errors import InvalidInput
@@ -292,7 +293,7 @@ class SettingsWindow(QDialog):
         except (TypeError, ValueError) as exc:
             raise InvalidInput(str(exc)) from None
         model = self.model_path.text().strip()
-        if model and not Path(model).expanduser().is_file():
+        if model and not paths.expand(model).is_file():
             raise InvalidInput(f"no model file at {model}")
         search, capture, selection = (e.keySequence().toString(QKeySequence.SequenceFormat.PortableText)
                                       for e in (self.hotkey_search, self.hotkey_capture, self.hotkey_selection))
@@ -305,7 +306,7 @@ class SettingsWindow(QDialog):
             capture_disabled_defaults=disabled, hotkey_search=search,
             hotkey_capture=capture, hotkey_selection=selection, context_budget=self.budget.value(),
             context_format=self.format.currentText(),
-            llm_model_path=str(Path(model).expanduser()) if model else "", llm_threads=self.threads.value(),
+            llm_model_path=str(paths.expand(model)) if model else "", llm_threads=self.threads.value(),
             start_at_login=self.login.isChecked(), notify_every_capture=self.notify_all.isChecked(),
             paste_into_previous_window=self.paste.isChecked(),
             restore_clipboard_after_paste=self.restore_clipboard.isChecked(),

@@ -96,6 +96,12 @@ def test_the_environment_variable_is_checked_the_same_way(tmp_path: Path, monkey
     assert paths.ENV_HOME in one_line(caught.value)
 
 
+def test_a_tilde_naming_no_user_is_kept_as_written_like_a_shell_does(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert paths.data_dir("~0no-such-user") == tmp_path / "~0no-such-user"
+    assert paths.expand("~0no-such-user/notes.jsonl") == Path("~0no-such-user/notes.jsonl")
+
+
 def test_a_new_or_existing_folder_is_a_data_dir(tmp_path: Path) -> None:
     assert paths.data_dir(tmp_path / "new" / "data") == (tmp_path / "new" / "data").resolve()
     assert paths.data_dir(str(tmp_path)) == tmp_path.resolve()

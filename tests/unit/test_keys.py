@@ -80,6 +80,33 @@ def test_a_keyring_that_does_not_answer_times_out_with_a_message(use_keyring, mo
         ring.release.set()
 
 
+class ItemNotFoundException(Exception):  # secretstorage's, as GNOME Keyring raises it while rewriting its file
+    pass
+
+
+class FlickeringKeyring(MemoryKeyring):
+    """A Secret Service that answers a search with an item it no longer serves, `misses` times."""
+
+    def __init__(self, misses: int) -> None:
+        super().__init__()
+        self.misses = misses
+
+    def get_password(self, service: str, username: str) -> str | None:
+        if self.misses:
+            self.misses -= 1
+            raise ItemNotFoundException("Item does not exist!")
+        return super().get_password(service, username)
+
+
+def test_a_keyring_item_that_flickers_away_is_read_again(use_keyring):
+    ring = use_keyring(FlickeringKeyring(misses=2))
+    ring.set_password("desktop-memory", "x", "kept")
+    assert keys.get_secret("x") == "kept"
+    use_keyring(FlickeringKeyring(misses=5))
+    with pytest.raises(ItemNotFoundException):  # not forever: a keyring that keeps failing is an error
+        keys.get_secret("x")
+
+
 def test_database_keys_are_random_256_bit_hex_and_checked(use_keyring):
     ring = use_keyring(MemoryKeyring())
     a = keys.database_key("one", create=True)

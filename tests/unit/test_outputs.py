@@ -34,10 +34,20 @@ def test_paths_in_the_folder_are_refused_in_one_line(folder: Path) -> None:
 def test_paths_outside_pass_unchanged(folder: Path, tmp_path: Path) -> None:
     (tmp_path / "data-exports").mkdir()  # the folder's name as a prefix is not the folder
     for target in (tmp_path / "data-exports" / "all.jsonl", tmp_path / "data.jsonl", tmp_path / "all.jsonl",
-                   tmp_path, folder / ".." / "beside.jsonl", tmp_path / "no such folder" / "x.jsonl"):
+                   folder / ".." / "beside.jsonl", tmp_path / "no such folder" / "x.jsonl"):
         assert outputs.reaches_into(folder, target) is None, target
         assert outputs.check_outside(folder, target, "backup") is target
     assert outputs.reaches_into(tmp_path / "not made yet", tmp_path / "x.jsonl") is None
+
+
+@pytest.mark.parametrize("name", [".", "..", "/", "", "person"])
+def test_a_folder_is_no_file_to_write(folder: Path, tmp_path: Path, monkeypatch, name: str) -> None:
+    """`export -o .` once ended in a ValueError (exit 70); `-o ..` in "Device or resource busy"."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "person").mkdir()
+    with pytest.raises(InvalidInput, match=r"is a folder: name the export file to write inside it; nothing was"):
+        outputs.check_outside(folder, Path(name), "export")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "person"]
 
 
 def test_a_relative_path_is_taken_from_the_working_folder(folder: Path, monkeypatch) -> None:
@@ -86,4 +96,3 @@ def test_a_scratch_file_that_leads_into_the_folder_is_refused(folder: Path, tmp_
     with pytest.raises(InvalidInput, match=r"out\.jsonl\.partial leads into it"):
         outputs.check_outside(folder, tmp_path / "out.jsonl", "export")
     assert outputs.scratch(tmp_path / "out.jsonl") == tmp_path / "out.jsonl.partial"
-    assert outputs.check_outside(folder, Path("/"), "export") == Path("/")  # no name: no scratch file beside it
