@@ -31,10 +31,17 @@ def check_outside(folder: Path, target: Path, what: str) -> Path:
     `what` names the file in the message ("export", "backup").
     """
     _refuse_inside(folder, target, what)  # first: "-o <the data folder>" is refused as inside it
-    if not target.name or target.name == ".." or target.is_dir():  # ".", "/", "..", an existing folder
+    if not target.name or target.name == ".." or _is_folder(target):  # ".", "/", "..", an existing folder
         raise InvalidInput(f"{target} is a folder: name the {what} file to write inside it; nothing was written")
     _refuse_inside(folder, scratch(target), what)
     return target
+
+
+def _is_folder(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a name too long, a NUL: writing it fails later, in one line
+        return False
 
 
 def _refuse_inside(folder: Path, path: Path, what: str) -> None:
