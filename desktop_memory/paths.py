@@ -43,6 +43,11 @@ def checked(raw: str | os.PathLike[str], origin: str) -> Path:
     path = expand(raw).resolve()
     if len(str(path)) > MAX_PATH or any(len(part) > MAX_NAME for part in path.parts):  # the same on every OS
         raise InvalidInput(f"{origin} {shown(path)} cannot be a data folder: its name is too long")
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8 (Python carries them as lone surrogates): SQLite and the
+        raise InvalidInput(f"{origin} {shown(path)} cannot be a data folder: its name is not valid UTF-8 "
+                           "(rename it)") from None  # keyring take names as UTF-8 text only
     for where in (path, *path.parents):  # the path, or its nearest existing part (Windows says "not found"
         try:                             # for a path under a file, POSIX "not a directory")
             mode = os.stat(where).st_mode
@@ -57,7 +62,15 @@ def checked(raw: str | os.PathLike[str], origin: str) -> Path:
     return path
 
 
+def utf8_shown(text: str) -> str:
+    """Text that prints: the bytes of a name that is not UTF-8 (carried as lone surrogates) as \\xe9."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a lone surrogate that was never a byte
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def shown(path: Path, limit: int = 120) -> str:
     """A path for a one-line message: a very long one is shortened."""
-    text = str(path)
+    text = utf8_shown(str(path))
     return text if len(text) <= limit else f"{text[:limit // 2]}...{text[-20:]} ({len(text):,} characters)"

@@ -41,9 +41,13 @@ def handler(name: str) -> Callable[[Handler], Handler]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """A command that needs the folder to itself (a backup, an encryption change): a running engine service is
+    asked to hand it over first (the next front end starts it again); the app's engine is waited for."""
+    from ..ipc.service_start import stop_service
     from ..service import MemoryService
 
     folder = paths.data_dir(args.data_dir)
+    stop_service(folder)
     with MemoryService(folder, start_fresh=getattr(args, "start_fresh", False), **lock_waiting(folder)) as service:
         code = HANDLERS[args.command](service, args)
     note = service.index_status()["message"]  # after close: a rebuild started by this command is done
@@ -257,7 +261,7 @@ def cmd_context(service: MemoryOperations, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(ctx.to_dict())
     elif not ctx.text:
-        print("No memories to build context from.", file=sys.stderr)
+        print("desktop-memory: no memories to build context from", file=sys.stderr)
         return 1
     else:
         out(ctx.text.rstrip("\n"))

@@ -13,7 +13,7 @@ from .. import __version__, paths
 from ..core.errors import DesktopMemoryError, InvalidInput
 from ..core.text import one_line, utf8_safe
 from ..engine import failures, session_env
-from ..ipc.client import via_host
+from ..ipc.service_start import open_service
 from ..service.protocol import MemoryOperations
 from . import commands, embedder_commands, enrich_commands, mcp_commands, privacy_commands
 
@@ -207,10 +207,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return mcp_commands.HANDLERS[args.command](args)
         commands.warn_about_settings(paths.data_dir(args.data_dir))
         if args.command not in HOST_COMMANDS:
-            return commands.run(args)
-        # through the running app's engine when it owns the data folder, else the engine itself
-        return via_host(paths.data_dir(args.data_dir), lambda remote: commands.HANDLERS[args.command](remote, args),
-                        lambda: commands.run(args))
+            return commands.run(args)  # the few that need the folder to themselves (backup, encryption, enrich)
+        # through the folder's engine service (the app's, or one started now and shared by every front end)
+        with open_service(paths.data_dir(args.data_dir)) as remote:
+            return commands.HANDLERS[args.command](remote, args)
     except DesktopMemoryError as exc:
         print(f"{PROG}: {one_line(str(exc))}", file=sys.stderr)
         return 1

@@ -16,10 +16,11 @@ import re
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field, fields
+from functools import cache
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
+from annotated_types import Ge, Interval
 
 from ..core.capture import CaptureRule
 from ..core.context import DEFAULT_BUDGET
@@ -27,20 +28,21 @@ from ..core.text import DEFAULT_MAX_BYTES
 
 FILENAME = "settings.json"
 DAMAGED = ".damaged-"
-_Count = Annotated[int, Field(ge=0)]
-_Positive = Annotated[int, Field(ge=1)]
+# constraints as annotated-types (pydantic reads them): pydantic itself (~70 ms) loads only when a file is checked
+_Count = Annotated[int, Ge(0)]
+_Positive = Annotated[int, Ge(1)]
 
 
 @dataclass
 class Settings:
     """What the person can tune. `problem` (never written to the file) says why the file was not usable."""
 
-    __pydantic_config__ = ConfigDict(strict=True, extra="forbid")
+    __pydantic_config__ = {"strict": True, "extra": "forbid"}  # pydantic's ConfigDict is this dict
 
     max_bytes: _Positive = DEFAULT_MAX_BYTES
     context_budget: _Positive = DEFAULT_BUDGET
     context_format: str = "text"
-    near_duplicate_cosine: Annotated[float, Field(ge=0.0, le=1.0)] = 0.95
+    near_duplicate_cosine: Annotated[float, Interval(ge=0.0, le=1.0)] = 0.95
     near_duplicate_window: _Count = 512
     # enrichment (engine/enrichment.py): "" means the bundled SmolLM2-135M GGUF
     llm_model_path: str = ""
@@ -97,6 +99,8 @@ class Settings:
         raw = dict(raw)
         problems = [f"{k}: not a setting" for k in raw if k == "problem"]
         raw.pop("problem", None)
+        from pydantic import ValidationError
+
         try:
             settings = _validate(raw)
         except ValidationError as exc:
@@ -158,12 +162,16 @@ class Settings:
         self.problem = None
 
 
-_ADAPTER = TypeAdapter(Settings)
+@cache
+def _adapter() -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(Settings)
 
 
 def _validate(raw: dict[str, Any]) -> Settings:
     """Strict types in JSON terms (a whole number is a float, `true` is not a number, "5" is not 5)."""
-    return _ADAPTER.validate_json(json.dumps(raw))
+    return _adapter().validate_json(json.dumps(raw))
 
 
 def _leave_out(raw: dict[str, Any], locations: list[tuple[Any, ...]]) -> None:

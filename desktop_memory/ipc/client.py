@@ -207,7 +207,6 @@ def _remote(op: Operation) -> Any:
     if op.is_property:
         return property(lambda self: _result(op, self._call(op.name)), doc=op.doc)
     method.__name__, method.__qualname__, method.__doc__ = op.name, f"RemoteService.{op.name}", op.doc
-    method.__annotations__ = dict(op.hints)
     self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
     method.__signature__ = op.signature.replace(  # type: ignore[attr-defined]
         parameters=[self_param, *params_of.values()])
@@ -288,7 +287,7 @@ def host_or_local(data_dir: Path, open_local: Callable[[], T]) -> RemoteService 
     """The running app's engine when a host runs; else `open_local()` (which opens the folder itself).
 
     When the folder turns out to be locked (a host that is just starting), the host is tried once more.
-    The one opener of the CLI (`via_host`) and the MCP server (mcp/engine.py).
+    The MCP server's opener when an embedder is given (mcp/engine.py: tests).
     """
     service = connect(data_dir)
     if service is not None:
@@ -300,19 +299,3 @@ def host_or_local(data_dir: Path, open_local: Callable[[], T]) -> RemoteService 
         if service is None:
             raise
         return service
-
-
-def via_host(data_dir: Path, remote: Callable[[RemoteService], T], local: Callable[[], T]) -> T:
-    """Run through the host when one runs; else `local()` (which opens the engine itself and does the work)."""
-    opened = host_or_local(data_dir, lambda: _Done(local()))
-    if isinstance(opened, _Done):
-        return opened.value
-    with opened:
-        return remote(opened)
-
-
-class _Done:
-    """What `local()` returned (so it is not mistaken for a service)."""
-
-    def __init__(self, value: Any) -> None:
-        self.value = value

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Annotated, Any, Union
 
 from ..core import errors
-from ..engine.settings import Settings
 
 MAX_MESSAGE = 256 * 1024 * 1024
 _SEQUENCES = (list, abc.Sequence, abc.Iterable, abc.Iterator, abc.Collection, set, frozenset, abc.Set)
@@ -390,18 +389,6 @@ def _dataclass_decoder(cls: Any, strict: bool) -> Decoder:
         except TypeError as exc:
             raise WrongShape(f"{where} lacks a field ({exc})") from exc
     return decode
-
-
-# -- settings (the test suite and the app use these names) --------------------------------------
-def settings_to(s: Settings) -> dict[str, Any]:
-    return dataclasses.asdict(s)
-
-
-def settings_from(d: Any) -> Settings:
-    """Checked like settings.json: unknown keys ignored, values of the wrong type reset."""
-    if not isinstance(d, dict):
-        raise errors.InvalidInput("settings must be an object")
-    return Settings.from_dict(d)
 
 
 # -- errors -------------------------------------------------------------------------------------

@@ -13,13 +13,14 @@ tuples, dicts, dataclasses of those, and `Any` for JSON-shaped values.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import typing
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
-from typing import Annotated, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, runtime_checkable
 
 from ..core.capture import CaptureResult, Snapshot
 from ..core.context import Context
@@ -27,8 +28,10 @@ from ..core.lines import Overlong
 from ..core.models import Hit, Memory, Version
 from ..core.query import Filters
 from ..engine.enrich_report import EnrichReport
-from ..engine.settings import Settings
 from . import AddResult, ImportReport
+
+if TYPE_CHECKING:  # resolved when an operation's hints are first read (_LateNames): a CLI command never loads it
+    from ..engine.settings import Settings
 
 LOCAL_PATH = "a path on the caller's machine: made absolute where the call is made"
 LocalPath = Annotated[str, LOCAL_PATH]
@@ -230,15 +233,35 @@ NOT_CALLS = frozenset({"close", "folder"})
 OFF_LANE = frozenset({"enrichment_changes"})
 
 
+class _LateNames(dict):
+    """Names the hints use that are imported only for type checking: imported when a hint names them."""
+
+    LATE = {"Settings": "desktop_memory.engine.settings"}  # pydantic: ~80 ms a CLI command need not pay
+
+    def __missing__(self, key: str) -> Any:
+        if key not in self.LATE:
+            raise KeyError(key)
+        self[key] = value = getattr(importlib.import_module(self.LATE[key]), key)
+        return value
+
+
+_LATE_NAMES = _LateNames()
+
+
 @dataclass(frozen=True)
 class Operation:
     """One operation of the protocol, as the socket's dispatch and the remote client see it."""
 
     name: str
-    signature: inspect.Signature  # without `self`
-    hints: dict[str, Any]  # parameter name -> type (Annotated kept), and "return"
+    signature: inspect.Signature  # without `self`; its annotations as written (strings)
+    function: Callable[..., Any]  # the declaration (a property's getter)
     is_property: bool = False
     doc: str = ""
+
+    @cached_property
+    def hints(self) -> dict[str, Any]:
+        """Parameter name -> type (Annotated kept), and "return": resolved on first use."""
+        return typing.get_type_hints(self.function, localns=_LATE_NAMES, include_extras=True)
 
     @property
     def returns(self) -> Any:
@@ -253,12 +276,10 @@ def operations() -> dict[str, Operation]:
         if name.startswith("_") or name in NOT_CALLS:
             continue
         if isinstance(member, property):
-            hints = typing.get_type_hints(member.fget, include_extras=True)
-            ops[name] = Operation(name, inspect.Signature(return_annotation=hints["return"]), hints, True,
+            ops[name] = Operation(name, inspect.signature(member.fget).replace(parameters=[]), member.fget, True,
                                   member.__doc__ or "")
         elif inspect.isfunction(member):
             sig = inspect.signature(member)
             params = list(sig.parameters.values())[1:]
-            ops[name] = Operation(name, sig.replace(parameters=params),
-                                  typing.get_type_hints(member, include_extras=True), doc=member.__doc__ or "")
+            ops[name] = Operation(name, sig.replace(parameters=params), member, doc=member.__doc__ or "")
     return ops

@@ -102,6 +102,14 @@ def test_a_tilde_naming_no_user_is_kept_as_written_like_a_shell_does(tmp_path: P
     assert paths.expand("~0no-such-user/notes.jsonl") == Path("~0no-such-user/notes.jsonl")
 
 
+def test_a_name_that_is_not_utf8_is_refused_in_one_line(tmp_path: Path) -> None:
+    raw = str(tmp_path) + "/caf\udce9"  # "café" in Latin-1 on a UTF-8 system: byte 0xE9 as Python carries it
+    with pytest.raises(InvalidInput, match=r"caf\\xe9 cannot be a data folder: its name is not valid UTF-8") as e:
+        paths.data_dir(raw)
+    one_line(e.value).encode("utf-8")  # printable
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_new_or_existing_folder_is_a_data_dir(tmp_path: Path) -> None:
     assert paths.data_dir(tmp_path / "new" / "data") == (tmp_path / "new" / "data").resolve()
     assert paths.data_dir(str(tmp_path)) == tmp_path.resolve()

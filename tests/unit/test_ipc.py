@@ -23,7 +23,7 @@ import pytest
 from desktop_memory.core.errors import InvalidInput, KeyringUnavailable, ModelUnavailable, NotFound
 from desktop_memory.core.query import Filters, parse_date
 from desktop_memory.ipc import address
-from desktop_memory.ipc.client import HostGone, RemoteService, connect, via_host
+from desktop_memory.ipc.client import HostGone, RemoteService, connect
 from desktop_memory.ipc.codec import RemoteBug
 from desktop_memory.ipc.server import IpcServer
 
@@ -254,11 +254,6 @@ def test_losing_the_host_is_a_clear_error(fake_service, data_dir: Path):
     with pytest.raises(HostGone, match="lost the connection"):
         remote.stats()
     remote.close()
-
-
-def test_via_host_prefers_the_host_and_falls_back_to_local(host, data_dir: Path, tmp_path: Path):
-    assert via_host(data_dir, lambda r: ("host", r.ping()["pid"]), lambda: ("local", 0)) == ("host", os.getpid())
-    assert via_host(tmp_path / "other", lambda r: "host", lambda: "local") == "local"
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="Unix socket paths only: Windows uses named pipes")

@@ -139,8 +139,8 @@ def test_a_value_of_the_wrong_type_never_passes_silently(tmp_path, key, value) -
 def test_the_problem_travels_over_the_engine_socket_and_is_never_saved(tmp_path) -> None:
     write(tmp_path, '{"capture_enabled": false,}')
     s = Settings.load(tmp_path)
-    wire = json.loads(codec.dumps(codec.settings_to(s)))
-    back = codec.settings_from(wire)
+    wire = json.loads(codec.dumps(codec.to_json(s, Settings)))
+    back = codec.from_json(wire, Settings)
     assert back.problem == s.problem and not back.capture_enabled
     assert "problem" not in s.to_file()
 
