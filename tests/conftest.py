@@ -16,6 +16,16 @@ os.environ["DESKTOP_MEMORY_ENCRYPTION"] = "off"
 os.environ["DESKTOP_MEMORY_SERVICE_IDLE_S"] = "5"
 
 
+@pytest.fixture(scope="module")
+def engine_in_process():
+    """The CLI as with DESKTOP_MEMORY_SERVICE=off: each command opens the folder in its own process. For the
+    tests about that engine itself (killed mid-write, its files damaged or compared between commands), which a
+    service that outlives each command would hide. Module-wide: `pytest.mark.usefixtures("engine_in_process")`."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DESKTOP_MEMORY_SERVICE", "off")
+        yield
+
+
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
     return tmp_path / "data"

@@ -8,12 +8,14 @@ import os
 import sys
 import typing
 from collections.abc import Sequence
+from pathlib import Path
 
 from .. import __version__, paths
 from ..core.errors import DesktopMemoryError, InvalidInput
 from ..core.text import one_line, utf8_safe
 from ..engine import failures, session_env
-from ..ipc.service_start import open_service
+from ..ipc.client import host_or_local
+from ..ipc.service_start import open_service, service_wanted
 from ..service.protocol import MemoryOperations
 from . import commands, embedder_commands, enrich_commands, mcp_commands, privacy_commands
 
@@ -208,9 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         commands.warn_about_settings(paths.data_dir(args.data_dir))
         if args.command not in HOST_COMMANDS:
             return commands.run(args)  # the few that need the folder to themselves (backup, encryption, enrich)
-        # through the folder's engine service (the app's, or one started now and shared by every front end)
-        with open_service(paths.data_dir(args.data_dir)) as remote:
-            return commands.HANDLERS[args.command](remote, args)
+        return _through_the_engine(paths.data_dir(args.data_dir), args)
     except DesktopMemoryError as exc:
         print(f"{PROG}: {one_line(str(exc))}", file=sys.stderr)
         return 1
@@ -228,6 +228,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: unexpected error: {type(exc).__name__}: {one_line(str(exc)[:300])} "
               "(run with --debug for details)", file=sys.stderr)
         return 70
+
+
+def _through_the_engine(folder: os.PathLike[str], args: argparse.Namespace) -> int:
+    """Through the folder's engine service (the app's, or one started now and shared by every front end); with
+    DESKTOP_MEMORY_SERVICE=off, through a running one, else the engine in this process for this command alone."""
+    handler = commands.HANDLERS[args.command]
+    if service_wanted():
+        with open_service(folder) as remote:
+            return handler(remote, args)
+    opened = host_or_local(Path(folder), lambda: commands.run(args))  # the exit code when it ran here
+    if isinstance(opened, int):
+        return opened
+    with opened:
+        return handler(opened, args)
 
 
 if __name__ == "__main__":

@@ -26,15 +26,23 @@ from pathlib import Path
 
 from .. import __version__
 from ..core.errors import StorageError
+from ..engine.lock import DataDirLock
 from .client import RemoteService, connect
 from .spawn import HostFailed, child_env, command
 
 log = logging.getLogger(__name__)
 SERVICE_IDLE_S = 300.0  # a service with no connection and no request for this long ends (the app's host never)
 ENV_IDLE = "DESKTOP_MEMORY_SERVICE_IDLE_S"  # tests and people who want it shorter or longer
+ENV_SERVICE = "DESKTOP_MEMORY_SERVICE"  # "off": no service started (service_wanted)
 RETRY_S = 0.2
 PATIENCE_S = 30.0  # as a CLI command waits for a holder (cli/commands.py: LOCK_WAIT_S)
 IN_USE = "in use by another desktop-memory process"
+
+
+def service_wanted() -> bool:
+    """False when the person set DESKTOP_MEMORY_SERVICE=off: each CLI command then opens the folder itself
+    (unless an engine already runs) and leaves no process behind, for scripts and containers that want that."""
+    return os.environ.get(ENV_SERVICE, "").strip().lower() not in ("off", "0", "no", "false")
 
 
 def idle_seconds() -> float:
@@ -97,13 +105,21 @@ def stop_service(folder: Path, service: RemoteService | None = None, timeout: fl
         except StorageError:  # gone meanwhile
             pass
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:  # it stops listening first, then closes the folder (a new host waits)
+    while time.monotonic() < deadline:  # it stops listening first, then closes the folder
         still = connect(folder, handshake_s=2.0)
         if still is None:
+            _wait_until_let_go(folder, deadline)
             return True
         still.close()
         time.sleep(0.05)
     raise HostFailed("the running desktop-memory engine did not stop in time")
+
+
+def _wait_until_let_go(folder: Path, deadline: float) -> None:
+    """Until the stopped service has closed the folder (its lock free): the caller then opens it at once. Still
+    held at the deadline (or by another process meanwhile): the caller's own wait for the lock says so."""
+    with contextlib.suppress(StorageError):
+        DataDirLock(folder, wait_s=max(0.5, deadline - time.monotonic())).release()
 
 
 def _start(folder: Path, timeout: float) -> None:

@@ -110,7 +110,9 @@ def test_odd_queries_work_from_the_command_line(tmp_path):
     assert len(out) == len(queries)
 
 
-def test_a_second_writer_gets_a_clear_message(tmp_path):
+def test_a_second_writer_gets_a_clear_message(tmp_path, monkeypatch):
+    """Without the service (DESKTOP_MEMORY_SERVICE=off) a command waits for a process holding the folder."""
+    monkeypatch.setenv("DESKTOP_MEMORY_SERVICE", "off")
     data = tmp_path / "d"
     run(data, "add", "first")
     holder = subprocess.Popen(

@@ -12,7 +12,8 @@ import pytest
 from desktop_memory.core.models import Memory
 from desktop_memory.service import MemoryService
 
-pytestmark = pytest.mark.integration
+# the CLI with the engine in its own process (tests/conftest.py: engine_in_process)
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("engine_in_process")]
 
 
 def records(n: int, seed: int = 7) -> list[str]:

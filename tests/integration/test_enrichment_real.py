@@ -16,7 +16,8 @@ from desktop_memory.core.extract import TYPES
 from desktop_memory.engine.llm import check_model
 from desktop_memory.service import MemoryService
 
-pytestmark = pytest.mark.integration
+# the CLI with the engine in its own process (tests/conftest.py: engine_in_process)
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("engine_in_process")]
 
 MEETING = (
     "Weekly product sync, 2026-04-07. Attendees: Priya Sharma, Marcus Lee, Elena Petrova. "

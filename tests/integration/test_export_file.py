@@ -17,7 +17,8 @@ from desktop_memory.ipc.client import connect
 from desktop_memory.ipc.server import IpcServer
 from desktop_memory.service import MemoryService
 
-pytestmark = pytest.mark.integration
+# the CLI with the engine in its own process (tests/conftest.py: engine_in_process)
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("engine_in_process")]
 
 NOTES = ["Decision: the beta ships on March 3rd", "The Lisbon hotel is on Rua Augusta",
          "The Lisbon hotel is on Rua Augusta", "Pears, not apples, for the offsite " * 400]

@@ -19,7 +19,8 @@ import pytest
 from desktop_memory.engine import folder as folder_files
 from desktop_memory.service import DB_NAME, MemoryService
 
-pytestmark = pytest.mark.integration
+# the CLI with the engine in its own process (tests/conftest.py: engine_in_process)
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("engine_in_process")]
 
 CLI = [sys.executable, "-m", "desktop_memory"]
 OLD = [

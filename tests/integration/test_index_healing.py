@@ -53,8 +53,10 @@ def filler(n: int, seed: int = 3, tag: str = "f") -> list[str]:
 
 
 def cli(data: Path, *args: str, stdin: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """The engine in the command's own process (no service): these tests damage its files between commands
+    and kill it mid-write."""
     return subprocess.run([*CLI, "--data-dir", str(data), *args], input=stdin.encode() if stdin else None,
-                          capture_output=True, timeout=timeout)
+                          capture_output=True, timeout=timeout, env={**os.environ, "DESKTOP_MEMORY_SERVICE": "off"})
 
 
 def stored(data: Path) -> int:
@@ -152,7 +154,7 @@ def test_kill_while_chroma_writes_its_index(folder: Path, tmp_path: Path) -> Non
     killer = ["strace", "-f", "-qq", "-o", os.devnull, "-P", str(links), "-e", "trace=write,pwrite64,writev",
               "-e", "inject=write,pwrite64,writev:signal=SIGKILL:when=3"]
     proc = subprocess.run([*killer, *CLI, "--data-dir", str(folder), "import", str(src)],
-                          capture_output=True, timeout=600)
+                          capture_output=True, timeout=600, env={**os.environ, "DESKTOP_MEMORY_SERVICE": "off"})
     assert proc.returncode in (-9, 137), proc.stderr.decode()[-500:]
     assert index_health.was_left_open(folder / "vectors")
     assert index_health.inspect(folder / "vectors", thorough=True) is not None  # the state issue 16 saw

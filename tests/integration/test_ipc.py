@@ -16,7 +16,8 @@ from desktop_memory.ipc import address
 from desktop_memory.ipc.client import connect
 from desktop_memory.ipc.server import IpcServer
 
-pytestmark = pytest.mark.integration
+# the CLI with the engine in its own process (tests/conftest.py: engine_in_process)
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("engine_in_process")]
 CLI = [sys.executable, "-m", "desktop_memory"]
 
 # A minimal host: what ipc/host.py (the tray app's engine process) does with the engine socket.

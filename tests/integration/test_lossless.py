@@ -22,7 +22,8 @@ from desktop_memory.core.capture import Snapshot
 from desktop_memory.core.text import normalise
 from desktop_memory.service import MemoryService
 
-pytestmark = pytest.mark.integration
+# the CLI with the engine in its own process (tests/conftest.py: engine_in_process)
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("engine_in_process")]
 
 NAMES = ["Amara", "Bastian", "Chiara", "Dmitri", "Esme", "Farid", "Greta", "Hiroshi", "Ines", "Joaquin", "Kalinda",
          "Lorcan", "Mireille", "Nnamdi", "Oskar", "Paloma", "Quentin", "Rosalind", "Soren", "Talia"]

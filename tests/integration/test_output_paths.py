@@ -23,7 +23,8 @@ from desktop_memory.ipc.client import connect
 from desktop_memory.ipc.server import IpcServer
 from desktop_memory.service import DB_NAME, MemoryService
 
-pytestmark = pytest.mark.integration
+# the CLI with the engine in its own process (tests/conftest.py: engine_in_process)
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("engine_in_process")]
 CLI = [sys.executable, "-m", "desktop_memory"]
 NOTES = ["The Lisbon hotel is on Rua Augusta, check-in after 3 pm",
          "Decision: the beta ships on March 3rd"]
