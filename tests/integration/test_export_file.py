@@ -67,7 +67,7 @@ def test_bad_targets_and_formats_are_one_line_errors(service, tmp_path) -> None:
         service.export_to_file(tmp_path / "no such folder" / "x.jsonl")
     assert "\n" not in str(caught.value)
     (tmp_path / "a folder").mkdir()
-    with pytest.raises(StorageError, match="cannot write"):
+    with pytest.raises(InvalidInput, match="is a folder: name the export file to write inside it"):
         service.export_to_file(tmp_path / "a folder")
     assert not list(tmp_path.glob("*.partial"))
 

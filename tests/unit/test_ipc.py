@@ -327,8 +327,19 @@ def _params(fn) -> list[tuple[str, object, object, object]]:
     """(name, kind, default, type) of each parameter but `self`, with the types resolved (marks dropped)."""
     import typing
 
-    hints = typing.get_type_hints(fn)
-    return [(p.name, p.kind, p.default, hints.get(p.name)) for p in list(inspect.signature(fn).parameters.values())[1:]]
+    from desktop_memory.service import protocol
+
+    # the client's methods carry the protocol's annotations as written (strings): read in the protocol's names
+    names = vars(protocol) if fn.__module__ == "desktop_memory.ipc.client" else inspect.unwrap(fn).__globals__
+
+    def resolved(annotation: object) -> object:
+        if annotation is inspect.Parameter.empty:
+            return None
+        hint = eval(annotation, names, protocol._LATE_NAMES) if isinstance(annotation, str) else annotation  # noqa: S307
+        return hint.__origin__ if typing.get_origin(hint) is typing.Annotated else hint
+
+    return [(p.name, p.kind, p.default, resolved(p.annotation))
+            for p in list(inspect.signature(fn).parameters.values())[1:]]
 
 
 def test_memory_service_implements_the_protocol_with_the_same_signatures(fake_service):
