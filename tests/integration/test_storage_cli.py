@@ -23,7 +23,9 @@ from desktop_memory.core.errors import DiskFull
 from desktop_memory.engine import index_health
 from desktop_memory.engine.vectors import VectorIndex
 
-pytestmark = pytest.mark.integration
+# the CLI with the engine in its own process (tests/conftest.py: engine_in_process): a full disk under it, a queue
+# of commands waiting for the folder lock
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("engine_in_process")]
 CLI = [sys.executable, "-m", "desktop_memory"]
 TOPICS = ["harbour", "orchard", "glacier", "violin", "compiler", "lantern", "meadow", "turbine", "saffron", "quarry"]
 
