@@ -126,6 +126,24 @@ class RemoteService:
     def ping(self) -> dict[str, Any]:
         return self._call("ping")
 
+    def hold(self) -> None:
+        """The tray app adopting a service: while this connection stays open the service never ends for being idle
+        and refuses `shutdown`. Nothing else is sent on it afterwards (`wait_until_gone`)."""
+        self._call("hold")
+
+    def wait_until_gone(self, let_go: threading.Event) -> bool:
+        """Watch a held connection (on its own thread, which closes it at the end): True when the other end went
+        away (the service ended), False once `let_go` is set here."""
+        try:
+            while not let_go.is_set():
+                if self._conn.poll(0.25):  # nothing is sent on a held connection: this is its end
+                    self._conn.recv_bytes()
+        except (EOFError, OSError):
+            return True
+        finally:
+            self.close()
+        return False
+
     def shutdown(self) -> None:
         """Ask a service (ipc/service_start.py) to end once the calls in hand are answered; the app's host refuses."""
         self._call("shutdown")

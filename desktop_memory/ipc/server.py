@@ -70,6 +70,7 @@ def _ping(service: MemoryOperations, _params: dict[str, Any]) -> dict[str, Any]:
 
 
 # What clients may call: every operation of the service protocol (generated), and `ping`. Nothing else.
+HOLD = b'{"method":"hold"'  # RemoteService.hold(): the app adopts a service (idle never, shutdown refused)
 CALLS: dict[str, Handler] = {"ping": _ping, **{name: handler(op) for name, op in operations().items()}}
 
 
@@ -82,6 +83,7 @@ class IpcServer:
         self._on_shutdown = on_shutdown  # a service (ipc/service_start.py) ends when a client asks; the app's host not
         self._last_activity = time.monotonic()
         self._busy = 0  # requests being answered
+        self._held: set[Connection] = set()  # connections of an app that adopted this service: it stays while held
         self.data_dir = Path(data_dir)
         self.address = address.socket_address(self.data_dir)
         self._lock = threading.Lock()
@@ -139,9 +141,10 @@ class IpcServer:
 
     def idle_for(self) -> float:
         """Seconds since the last request ended, 0 while one is being answered (a service ends when idle). A ping
-        (a probe: "are you there?") is not use, and neither is a connection that asks nothing."""
+        (a probe: "are you there?") is not use, and neither is a connection that asks nothing; while the tray app
+        holds the service (`hold`) it is never idle."""
         with self._conns_lock:
-            return 0.0 if self._busy else time.monotonic() - self._last_activity
+            return 0.0 if self._busy or self._held else time.monotonic() - self._last_activity
 
     def __enter__(self) -> IpcServer:
         self.start()
@@ -178,6 +181,11 @@ class IpcServer:
                     raw = conn.recv_bytes(codec.MAX_MESSAGE)
                 except (EOFError, OSError):
                     return
+                if raw.startswith(HOLD):  # the tray app adopting this service (ipc/spawn.py): kept while connected
+                    with self._conns_lock:
+                        self._held.add(conn)
+                    conn.send_bytes(codec.dumps({"result": None}))
+                    continue
                 conn.send_bytes(codec.dumps(self._answer_counted(raw, imports)))
         except (OSError, EOFError):
             log.debug("engine socket client went away", exc_info=True)
@@ -185,6 +193,9 @@ class IpcServer:
             imports.end()
             with self._conns_lock:
                 self._conns.discard(conn)
+                if conn in self._held:  # the app let go (or ended): idle from now on
+                    self._held.discard(conn)
+                    self._last_activity = time.monotonic()
             conn.close()
 
     def _authenticate(self, conn: Connection) -> bool:
@@ -233,9 +244,10 @@ class IpcServer:
         except InvalidInput as exc:
             return {"error": codec.error_to(exc)}
         if method == "ping":  # answered here, not behind the engine thread's queue: "alive?", not "idle?"
-            return {"result": {**call(self.service, params), "service": self._on_shutdown is not None}}
+            return {"result": {**call(self.service, params), "service": self._on_shutdown is not None,
+                               "held": bool(self._held)}}
         if method == "shutdown":  # after the calls in hand; the host closes the folder and ends
-            if self._on_shutdown is None:
+            if self._on_shutdown is None or self._held:
                 return {"error": codec.error_to(InvalidInput("this engine belongs to the desktop-memory app; quit "
                                                              "the app to stop it"))}
             self._on_shutdown()

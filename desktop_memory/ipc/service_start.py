@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from .. import __version__
-from ..core.errors import StorageError
+from ..core.errors import InvalidInput, StorageError
 from ..engine.lock import DataDirLock
 from .client import RemoteService, connect
 from .spawn import HostFailed, child_env, command
@@ -92,16 +92,19 @@ def _same_version(service: RemoteService) -> bool:
 
 
 def stop_service(folder: Path, service: RemoteService | None = None, timeout: float = 60.0) -> bool:
-    """Ask the folder's service to end, and wait until it no longer answers; True if one ran. The app's own host
-    is left alone (the app decides when its engine ends): False."""
+    """Ask the folder's service to end, and wait until it no longer answers; True if one ran. The app's own host,
+    or a service the app adopted, is left alone (the app decides when its engine ends): False."""
     service = service or connect(folder)
     if service is None:
         return False
     with service:
         try:
-            if not service.ping().get("service"):
+            info = service.ping()
+            if not info.get("service") or info.get("held"):
                 return False
             service.shutdown()
+        except InvalidInput:  # the app adopted it meanwhile
+            return False
         except StorageError:  # gone meanwhile
             pass
     deadline = time.monotonic() + timeout

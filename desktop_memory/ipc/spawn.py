@@ -3,6 +3,12 @@
 The app holds the child's stdin pipe: closing it (or the app dying) ends the host. The child's first
 stdout line says whether it serves (`ready <pid>`) or why it could not open the folder (`error: ...`).
 One HostProcess can start its child again after it died or was killed (ipc/supervisor.py does that).
+
+When the folder's engine service already runs (a CLI command or an AI app started it: ipc/service_start.py) and
+is of this version, the app adopts it instead of starting a second engine: it holds it through one connection
+(`RemoteService.hold`), so that the service neither ends for being idle nor hands the folder to anyone while
+the app runs; the end of that connection tells the app the service died (then it starts its own host). When
+the app quits it lets go, and the service ends once idle.
 """
 
 from __future__ import annotations
@@ -10,13 +16,16 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import __version__
 from ..core.errors import StorageError
 from ..core.exits import how_it_ended, illegal_instruction
 from .client import RemoteService, connect
@@ -49,6 +58,16 @@ def child_env() -> dict[str, str]:
     return env
 
 
+@dataclass(eq=False)
+class _Held:
+    """An adopted service: the connection that holds it, its pid, and whether it is gone."""
+
+    connection: RemoteService
+    pid: int
+    gone: threading.Event = field(default_factory=threading.Event)
+    let_go: threading.Event = field(default_factory=threading.Event)  # the watcher then closes the connection
+
+
 class HostProcess:
     """One engine host child: `open()` starts it and connects; `kill()` ends a dead or hung one so that
     `open()` can start it again; `stop()` ends it for good (bounded)."""
@@ -63,21 +82,37 @@ class HostProcess:
         self._closed = threading.Event()  # stop() was called: nothing starts any more
         self._asked: set[int] = set()  # pids we ended ourselves: their exit is no news
         self._lock = threading.Lock()
+        self._held: _Held | None = None  # the folder's service, adopted instead of a child of our own
 
     @property
     def pid(self) -> int | None:
+        if self._held is not None:
+            return self._held.pid
         return self.proc.pid if self.proc else None
 
     @property
     def alive(self) -> bool:
+        if self._held is not None:
+            return not self._held.gone.is_set()
         return self.proc is not None and self.proc.poll() is None
 
+    @property
+    def adopted(self) -> bool:
+        """Whether the engine is a service another front end started (held by us), not our child."""
+        return self._held is not None
+
     def open(self, timeout: float = START_TIMEOUT_S) -> RemoteService:
-        """Start the host, wait (bounded) until it serves, and return a connection to it."""
+        """Adopt the folder's running service (same version), else start the host; wait (bounded) until it
+        serves, and return a connection to it."""
         from .service_start import stop_service  # (it starts services with this module's command)
 
+        if self._closed.is_set():
+            raise HostFailed("the app is quitting")
+        adopted = self._adopt()
+        if adopted is not None:
+            return adopted
         debug = logging.getLogger("desktop_memory").getEffectiveLevel() <= logging.DEBUG
-        try:  # a service a front end started (CLI, MCP) hands the folder to the app, whose host then waits for it
+        try:  # a service of another version hands the folder to the app, whose host then waits for it
             took_over = stop_service(self.data_dir)
         except StorageError:
             took_over = True
@@ -119,6 +154,53 @@ class HostProcess:
         log.info("engine host running (pid %d)", proc.pid)
         return service
 
+    def _adopt(self) -> RemoteService | None:
+        """The folder's service (a CLI command or an AI app started it), held so that it stays while the app runs;
+        None when none runs, or it is of another version, or the app's own host of an earlier start."""
+        try:
+            holder = connect(self.data_dir)
+        except StorageError:
+            return None
+        if holder is None:
+            return None
+        try:
+            info = holder.ping()
+            if not info.get("service") or str(info.get("version")) != __version__:
+                holder.close()
+                return None
+            holder.hold()
+            service = connect(self.data_dir)
+        except StorageError:
+            holder.close()
+            return None
+        if service is None:
+            holder.close()
+            return None
+        held = _Held(holder, int(info.get("pid") or 0))
+        self._held = held
+        threading.Thread(target=self._watch_held, args=(held,), name="engine-service-watch", daemon=True).start()
+        log.info("adopted the running engine service (pid %d)", held.pid)
+        return service
+
+    def _watch_held(self, held: _Held) -> None:
+        ended = held.connection.wait_until_gone(held.let_go)
+        held.gone.set()
+        if not ended or self._closed.is_set() or held is not self._held:
+            return
+        log.info("the adopted engine service ended unexpectedly")
+        if self.on_exit:
+            self.on_exit(-1)
+
+    def _let_go(self, *, end_it: bool) -> None:
+        """Stop holding the adopted service; `end_it` (it is hung) also ends its process."""
+        held, self._held = self._held, None
+        if held is None:
+            return
+        held.let_go.set()
+        if end_it and held.pid and not held.gone.wait(0.1):
+            with contextlib.suppress(OSError):
+                os.kill(held.pid, signal.SIGKILL if os.name == "posix" else signal.SIGTERM)
+
     @staticmethod
     def _first_line(proc: subprocess.Popen[bytes], timeout: float) -> str | None:
         """The child's protocol line ("" when it ended first, None when it timed out)."""
@@ -147,6 +229,7 @@ class HostProcess:
 
     def kill(self, timeout: float = 10.0) -> None:
         """End the current child at once (SIGKILL: it is dead or hung), so that `open()` can start another."""
+        self._let_go(end_it=True)
         proc = self.proc
         if proc is None:
             return
@@ -166,6 +249,7 @@ class HostProcess:
         """End the host for good: close its stdin and wait; terminate, then kill, if it does not end in time."""
         with self._lock:
             self._closed.set()
+        self._let_go(end_it=False)  # an adopted service goes on for the other front ends, then ends when idle
         proc = self.proc
         if proc is None:
             return None

@@ -178,7 +178,10 @@ def test_a_stale_socket_and_token_left_by_a_crash_do_not_stop_a_start(tmp_path: 
         assert remote.ping()["pid"] != pid and remote.stats()["memories"] == 1
 
 
-def test_the_tray_apps_host_takes_over_a_running_service(tmp_path: Path):
+def test_the_tray_app_adopts_a_running_service_holds_it_and_lets_it_go(tmp_path: Path):
+    """One engine, not a second one: the app uses the service a CLI command or an AI app started; while the app
+    holds it, it does not end for being idle and refuses to hand the folder over; after the app quits it ends
+    when idle (5 s in the tests: tests/conftest.py)."""
     folder = tmp_path / "data"
     with open_service(folder) as remote:
         added = remote.add("written through the service before the app started").memory.id
@@ -186,13 +189,40 @@ def test_the_tray_apps_host_takes_over_a_running_service(tmp_path: Path):
     host = HostProcess(folder, enrich=False)
     try:
         app = host.open()
+        assert host.adopted and host.pid == service_pid and host.alive
         with app:
             info: dict[str, Any] = app.ping()
-            assert info["service"] is False and info["pid"] == host.pid != service_pid
+            assert info["pid"] == service_pid and info["held"] is True
             assert app.get(added).content.startswith("written through the service")
-        with open_service(folder) as remote:  # a front end now uses the app's host
-            assert remote.ping()["pid"] == host.pid
-        assert stop_service(folder) is False  # the app's host is not a service: left alone
+        time.sleep(7)  # longer than the service's idle time
+        with open_service(folder) as remote:  # every front end still uses the same engine
+            assert remote.ping()["pid"] == service_pid
+        assert stop_service(folder) is False  # held by the app: left alone
+    finally:
+        host.stop()
+    assert not host.adopted
+    deadline = time.monotonic() + 30
+    while connect(folder) is not None and time.monotonic() < deadline:  # let go: it ends once idle
+        time.sleep(0.2)
+    assert connect(folder) is None
+
+
+def test_the_app_notices_an_adopted_service_dying_and_starts_its_own_engine(tmp_path: Path):
+    folder = tmp_path / "data"
+    with open_service(folder) as remote:
+        added = remote.add("kept across the crash").memory.id
+        service_pid = remote.ping()["pid"]
+    ended = threading.Event()
+    host = HostProcess(folder, enrich=False, on_exit=lambda code: ended.set())
+    try:
+        host.open().close()
+        os.kill(service_pid, signal.SIGKILL)
+        assert ended.wait(10) and not host.alive
+        host.kill()  # as the app's supervisor restarts it
+        with host.open() as app:
+            assert not host.adopted and host.pid != service_pid
+            assert app.ping()["service"] is False  # the app's own host now
+            assert app.get(added).content == "kept across the crash"
     finally:
         host.stop()
 
