@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -149,6 +150,31 @@ def test_a_locked_keyring_stops_the_engine_with_a_message_and_loses_nothing(data
         with pytest.raises(KeyringUnavailable, match="keyring is locked"):
             MemoryService(data_dir, embedder=real_embedder)
         assert _digest(data_dir / DB_NAME) == before
+
+
+def test_a_locked_keyring_is_one_line_from_the_cli_and_no_service_is_left(data_dir, real_embedder, tmp_path,
+                                                                           monkeypatch):
+    """The CLI starts the folder's engine service; a locked keyring stops that start with its own reason, at once
+    (not after the wait for a folder in use), in one line, and nothing keeps running."""
+    import secretstorage
+
+    from desktop_memory.ipc.client import connect
+
+    monkeypatch.delenv(encryption.ENV, raising=False)
+    with secret_service(tmp_path / "own-keyring"):
+        with MemoryService(data_dir, embedder=real_embedder) as service:
+            service.add(PHRASE)
+        connection = secretstorage.dbus_init()
+        secretstorage.get_default_collection(connection).lock()
+        connection.close()
+        started = time.monotonic()
+        proc = subprocess.run([*CLI, "--data-dir", str(data_dir), "search", "heron"], capture_output=True,
+                              text=True, timeout=300)
+        took = time.monotonic() - started
+    assert proc.returncode == 1 and proc.stdout == "", proc.stderr
+    assert proc.stderr.count("\n") == 1 and "keyring is locked" in proc.stderr, proc.stderr
+    assert took < 20, took
+    assert connect(data_dir) is None
 
 
 def test_no_keyring_and_no_choice_refuses_a_new_folder(data_dir, real_embedder, tmp_path, monkeypatch):
