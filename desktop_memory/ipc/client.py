@@ -24,7 +24,7 @@ from ..core.errors import DataDirLocked, StorageError
 from ..core.lines import Overlong
 from ..core.text import decode
 from ..service import IMPORT_BATCH, ImportReport
-from ..service.protocol import LOCAL_PATH, Operation, operations
+from ..service.protocol import IDEMPOTENT, LOCAL_PATH, Operation, operations
 from . import address, codec
 from .watchdog import Watchdog
 
@@ -72,8 +72,30 @@ class RemoteService:
         self._lock = threading.Lock()
         self.folder = folder
         self._where, self._token = where, token  # to ask "alive?" on a second connection
+        self._reopen: Callable[[], RemoteService] | None = None
+
+    def reopening(self, reopen: Callable[[], RemoteService]) -> RemoteService:
+        """This connection, which sends an idempotent call (protocol.IDEMPOTENT) once more on `reopen()`'s
+        connection when the engine went away during it (killed, crashed): nothing lost, nothing doubled."""
+        self._reopen = reopen
+        return self
 
     def _call(self, method: str, /, **params: Any) -> Any:
+        try:
+            return self._call_once(method, params)
+        except HostTimeout:  # it may still be working on it: not sent twice
+            raise
+        except HostGone:
+            if self._reopen is None or method not in IDEMPOTENT:
+                raise
+            log.info("the engine went away during a %s call: calling once more", method)
+            fresh = self._reopen()
+            with self._lock:
+                self._conn.close()
+                self._conn, self._where, self._token = fresh._conn, fresh._where, fresh._token
+            return self._call_once(method, params)
+
+    def _call_once(self, method: str, params: dict[str, Any]) -> Any:
         with self._lock:
             if self._conn.closed:
                 raise HostGone(LOST)

@@ -62,12 +62,12 @@ def open_service(folder: Path, *, patience_s: float = PATIENCE_S) -> RemoteServi
     while True:
         service = connect(folder)
         if service is not None:
-            if _same_version(service):
-                return service
+            if _same_version(service):  # a call cut off by the service's end is sent again to its successor
+                return service.reopening(lambda: open_service(folder, patience_s=patience_s))
             if not stop_service(folder, service):  # the app's host (of another version): used as it is
                 again = connect(folder)
                 if again is not None:
-                    return again
+                    return again.reopening(lambda: open_service(folder, patience_s=patience_s))
             continue
         try:
             _start(folder, timeout=max(1.0, deadline - time.monotonic()))

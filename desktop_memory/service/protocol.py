@@ -231,6 +231,12 @@ NOT_CALLS = frozenset({"close", "folder"})
 # Calls the socket answers on the connection's own thread, not the engine lane: they wait for something
 # (a long poll) and touch no engine state, so they never hold up the person's requests.
 OFF_LANE = frozenset({"enrichment_changes"})
+# Calls a front end may send again when the engine went away during one (it crashed, or was replaced): asking
+# twice does what asking once does (an exact repeat of an add is the same memory; reads; setting a flag).
+IDEMPOTENT = frozenset({"add", "capture", "search", "context", "get", "versions", "family", "set_pinned",
+                        "set_forgotten", "tag", "stats", "doctor", "index_status", "settings", "export_records",
+                        "export_markdown", "export_to_file", "encryption_status", "embedding_model_status",
+                        "enrichment_status", "enrichment_changes"})
 
 
 class _LateNames(dict):

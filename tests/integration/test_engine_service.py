@@ -138,6 +138,58 @@ def test_a_service_killed_between_calls_is_started_again_and_nothing_is_lost_or_
         assert remote.stats()["memories"] == 4
 
 
+def test_a_service_killed_again_and_again_during_cli_calls_loses_no_add_and_doubles_none(tmp_path: Path):
+    """kill -9 of the service every 3-4.5 s (each new one has loaded its model by then) while CLI adds and searches
+    run: a call cut off is sent once more to the service started after it (an add is idempotent), so every
+    command succeeds and each text is one memory."""
+    folder = tmp_path / "data"
+    open_service(folder).close()
+    done = threading.Event()
+    kills: list[int] = []
+
+    def killer() -> None:
+        while not done.wait(3.0 + 0.5 * (len(kills) % 4)):
+            try:
+                remote = connect(folder, handshake_s=1.0)
+            except Exception:  # noqa: BLE001 - a service starting or ending: try again later
+                continue
+            if remote is None:
+                continue
+            with remote:
+                try:
+                    pid = remote.ping()["pid"]
+                except Exception:  # noqa: BLE001
+                    continue
+            os.kill(pid, signal.SIGKILL)
+            kills.append(pid)
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    acknowledged: dict[str, str] = {}
+    failures = []
+    try:
+        for i in range(80):
+            if len(kills) >= 4 and i >= 12:
+                break
+            text = f"crash-proof note {i}: the {['harbour', 'orchard', 'station'][i % 3]} opens at {6 + i % 12}"
+            added = cli(folder, "add", text, "--json")
+            if added.returncode != 0:
+                failures.append(f"add {i}: {added.stderr.strip()}")
+                continue
+            acknowledged[json.loads(added.stdout)["id"]] = text
+            found = cli(folder, "search", f"note {i}", "--limit", "3")
+            if found.returncode != 0:
+                failures.append(f"search {i}: {found.stderr.strip()}")
+    finally:
+        done.set()
+        thread.join()
+    assert len(kills) >= 4, kills  # the service really was killed under the commands
+    assert failures == []
+    all_present(folder, acknowledged)
+    with open_service(folder) as remote:
+        assert remote.stats()["memories"] == len(acknowledged) == len(set(acknowledged.values()))
+
+
 def test_two_front_ends_starting_it_at_once_share_one_service_and_it_ends_when_idle(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("DESKTOP_MEMORY_SERVICE_IDLE_S", "2")
     folder = tmp_path / "data"
@@ -260,3 +312,60 @@ def test_a_service_of_another_version_is_replaced(tmp_path: Path, monkeypatch):
         if not stopped.is_set():
             old.close()
         stop_service(folder)
+
+
+def test_a_call_cut_off_after_the_engine_committed_it_is_sent_again_and_stored_once(tmp_path: Path):
+    """The engine dies after storing an add and before answering it (a crash at the worst moment): the client
+    sends the add once more to the engine that replaces it, which finds it already stored: one memory, no error.
+    A call that is not idempotent is not sent again: its error reaches the caller."""
+    from desktop_memory.ipc.client import HostGone
+    from desktop_memory.ipc.server import IpcServer
+    from desktop_memory.ipc.watchdog import hang_up
+    from desktop_memory.service import MemoryService
+    from tests.fakes import FakeEmbedder
+
+    folder = tmp_path / "data"
+    first = MemoryService(folder, embedder=FakeEmbedder())
+    served = IpcServer(first, folder)
+    served.start()
+    stored = first.add
+
+    def add_then_die(*args: Any, **kwargs: Any) -> Any:
+        result = stored(*args, **kwargs)  # committed...
+        for conn in list(served._conns):  # ...and the engine gone before its answer leaves
+            hang_up(conn)
+        return result
+
+    first.add = add_then_die  # type: ignore[method-assign]
+    engines: list[Any] = []
+
+    def successor() -> Any:
+        served.close()
+        first.close()
+        engine = MemoryService(folder, embedder=FakeEmbedder())
+        server = IpcServer(engine, folder)
+        server.start()
+        engines.append((engine, server))
+        remote = connect(folder)
+        assert remote is not None
+        return remote
+
+    remote = connect(folder)
+    assert remote is not None
+    try:
+        with remote.reopening(successor):
+            result = remote.add("the spare key is under the blue pot")
+            assert result.status == "duplicate" and len(engines) == 1  # stored by the first, found by the second
+            assert remote.stats()["memories"] == 1
+            engine, server = engines[0]
+            engine.purge = lambda *a, **kw: [hang_up(c) for c in list(server._conns)]  # type: ignore[method-assign]
+            with pytest.raises(HostGone):
+                remote.purge([result.memory.id])  # not idempotent: said, not repeated
+            assert len(engines) == 1
+    finally:
+        for engine, server in engines:
+            server.close()
+            engine.close()
+        if not engines:  # the successor closed them
+            served.close()
+            first.close()
