@@ -21,16 +21,13 @@ from typing import Any, TypeVar
 from ..ipc.client import HostGone, RemoteService, host_or_local
 from ..ipc.lane import EngineLane
 from ..ipc.service_start import open_service
-from ..service import MemoryService
 from ..service.protocol import MemoryOperations
-from ..service.vector_sync import release_process_cache
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 Engine = MemoryOperations
 SERVICE_PATIENCE_S = 15.0  # a folder another process holds is waited for this long (the SDK's default timeout is 60 s)
 IDLE_CLOSE_S = 1.0  # an idle MCP server lets go within 1 s: a CLI command (it waits 30 s a holder) barely waits
-release_vector_index = release_process_cache  # for tests that open the folder again in this process
 
 
 class EngineAccess:
@@ -80,8 +77,12 @@ class EngineAccess:
             log.debug("MCP uses %s", "the running app's engine" if self.mode == "host" else "its own engine")
         return self._engine
 
-    def _open_local(self) -> MemoryService:
-        """The service loads the embedder on its first open; later opens reuse it (no model load per idle close)."""
+    def _open_local(self) -> MemoryOperations:
+        """The service loads the embedder on its first open; later opens reuse it (no model load per idle close).
+        The engine is imported here: an MCP server that goes through the service (every one but the tests')
+        starts without it (~0.25 s)."""
+        from ..service import MemoryService
+
         engine = MemoryService(self.folder, embedder=self._embedder, lock_wait_s=self.lock_wait_s)
         self._embedder = engine.embedder
         return engine
@@ -95,8 +96,8 @@ class EngineAccess:
     def _close_engine(self) -> None:
         engine = self._engine
         try:
-            if isinstance(engine, MemoryService):
-                engine.close(release_vector_cache=True)  # the next open reads the folder afresh
+            if engine is not None and not isinstance(engine, RemoteService):  # opened here (_open_local)
+                engine.close(release_vector_cache=True)  # type: ignore[call-arg]  # the next open reads afresh
                 log.debug("MCP closed the engine")
             elif engine is not None:
                 engine.close()

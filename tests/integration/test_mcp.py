@@ -12,6 +12,7 @@ import pytest
 from mcp import ClientSession
 
 from desktop_memory.ipc.client import connect
+from desktop_memory.ipc.service_start import stop_service
 from tests.mcp_stdio import mcp_session
 
 from .test_ipc import HOLDER, HOST, cli, start, stop
@@ -140,6 +141,7 @@ def test_mcp_uses_the_running_app_when_there_is_one(tmp_path: Path):
 def test_mcp_never_touches_a_folder_another_process_holds(tmp_path: Path):
     folder = tmp_path / "data"
     cli(folder, "add", "Created before anyone held the folder")
+    assert stop_service(folder)  # the service that add started hands the folder over
     holder = start(HOLDER, folder)
     db = folder / "memories.sqlite3"
     before = db.stat().st_mtime_ns, (folder / "vectors").stat().st_mtime_ns

@@ -35,8 +35,8 @@ from desktop_memory.engine import encryption
 from desktop_memory.ipc import address
 from desktop_memory.ipc.client import connect
 from desktop_memory.ipc.service_start import stop_service
-from desktop_memory.mcp.engine import release_vector_index
 from desktop_memory.service import MemoryService
+from desktop_memory.service.vector_sync import release_process_cache as release_vector_index
 
 from .test_ipc import HOST, start, stop
 from .test_keyring_session import BUS_CONFIG, PASSWORD, _reset_keyring_backend, _wait_for_secret_service

@@ -20,7 +20,9 @@ from desktop_memory.engine.llm import check_model
 from desktop_memory.engine.model_process import WorkerModel
 from desktop_memory.ipc.spawn import HostProcess
 
-pytestmark = pytest.mark.integration
+# the CLI with the engine in its own process (tests/conftest.py: engine_in_process): `enrich --all` counts what
+# the adds left unenriched, which a service would have started enriching in the background
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("engine_in_process")]
 
 NOTES = [
     "Decision: Priya ships the Atlas beta in Berlin on March 3rd; Marcus writes the release notes",
