@@ -14,14 +14,15 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 
-def mcp_session(folder: Path, body: Callable[[ClientSession], Awaitable[Any]]) -> tuple[Any, str]:
-    """Start `desktop-memory mcp` on `folder`, run `body` in an initialised session; its result and the server's
-    stderr."""
+def mcp_session(folder: Path, body: Callable[[ClientSession], Awaitable[Any]],
+                params: StdioServerParameters | None = None) -> tuple[Any, str]:
+    """Start `desktop-memory mcp` on `folder` (or what `params` say), run `body` in an initialised session; its
+    result and the server's stderr."""
+    params = params or StdioServerParameters(command=sys.executable,
+                                             args=["-m", "desktop_memory", "--data-dir", str(folder), "mcp"],
+                                             env=dict(os.environ))
 
     async def main() -> Any:
-        params = StdioServerParameters(command=sys.executable,
-                                       args=["-m", "desktop_memory", "--data-dir", str(folder), "mcp"],
-                                       env=dict(os.environ))
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             return await body(session)

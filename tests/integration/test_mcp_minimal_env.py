@@ -20,16 +20,14 @@ import signal
 import stat
 import subprocess
 import sys
-import tempfile
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
 
 from desktop_memory.engine import encryption
 from desktop_memory.ipc import address
@@ -37,6 +35,7 @@ from desktop_memory.ipc.client import connect
 from desktop_memory.ipc.service_start import stop_service
 from desktop_memory.service import MemoryService
 from desktop_memory.service.vector_sync import release_process_cache as release_vector_index
+from tests.mcp_stdio import mcp_session
 
 from .test_ipc import HOST, start, stop
 from .test_keyring_session import BUS_CONFIG, PASSWORD, _reset_keyring_backend, _wait_for_secret_service
@@ -143,16 +142,8 @@ def minimal_env(home: Path | str | None = None) -> dict[str, str]:
 def mcp_default_env_session(folder: Path, body: Callable[[ClientSession], Awaitable[Any]]) -> tuple[Any, str]:
     """`desktop-memory mcp` from .venv/bin started by the SDK's own stdio client with its DEFAULT environment."""
 
-    async def main() -> Any:
-        params = StdioServerParameters(command=DM, args=["--data-dir", str(folder), "mcp"])  # env: the SDK's
-        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
-            await s.initialize()
-            return await body(s)
-
-    with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
-        result = anyio.run(main)
-        errlog.seek(0)
-        return result, errlog.read()
+    # env: none given, so the SDK's own default environment
+    return mcp_session(folder, body, StdioServerParameters(command=DM, args=["--data-dir", str(folder), "mcp"]))
 
 
 async def call(s: ClientSession, tool: str, args: dict[str, Any]) -> Any:
