@@ -140,8 +140,9 @@ def test_a_service_killed_between_calls_is_started_again_and_nothing_is_lost_or_
 
 def test_a_service_killed_again_and_again_during_cli_calls_loses_no_add_and_doubles_none(tmp_path: Path):
     """kill -9 of the service every 3-4.5 s (each new one has loaded its model by then) while CLI adds and searches
-    run: a call cut off is sent once more to the service started after it (an add is idempotent), so every
-    command succeeds and each text is one memory."""
+    run: a command finding the service gone starts the next one, and a call cut off is sent once more to it, so
+    every command succeeds and each text is one memory. (Most kills land between calls: the call cut off
+    mid-way is pinned down by test_a_call_cut_off_after_the_engine_committed_it_is_sent_again_and_stored_once.)"""
     folder = tmp_path / "data"
     open_service(folder).close()
     done = threading.Event()
