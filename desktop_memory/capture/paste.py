@@ -115,6 +115,6 @@ def support(qt_platform: str | None = None, *, platform: str | None = None,
             or not callable(getattr(module, "paste_into", None)):
         return PasteSupport(where, None, "pasting into another window is not available on this system yet: "
                                          "the context is copied; paste it yourself")
-    return PasteSupport(where, module)  # type: ignore[arg-type]
+    return PasteSupport(where, module)
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 from .. import paths
 from ..core import lines as json_lines
@@ -20,22 +20,28 @@ from ..core.query import Filters
 from ..core.text import decode, first_line, one_line
 from ..engine.settings import FILENAME as SETTINGS_FILE
 from ..engine.settings import Settings
-from ..service.protocol import MemoryOperations
+from ..service.protocol import MemoryOperations, operations
 from ..service.reports import ImportReport
 
-if TYPE_CHECKING:  # the facade (numpy, the embedder, the store) loads when a command opens the folder here
-    from ..service import MemoryService
-
-# A handler typed `MemoryOperations` uses only the service protocol: it also runs through a running app
-# (cli/main.py: HOST_COMMANDS); one typed `MemoryService` needs the engine in this process.
-Handler = Callable[[MemoryOperations, argparse.Namespace], int] | Callable[["MemoryService", argparse.Namespace], int]
+Handler = Callable[[MemoryOperations, argparse.Namespace], int]
 HANDLERS: dict[str, Handler] = {}
+# Commands built on an operation declared `alone` (service/protocol.py): they open the data folder in this
+# process, any engine service stopped first (`run`); every other command goes through the engine service.
+ALONE: set[str] = set()
 LOCK_WAIT_S = 30.0  # how long a command waits for any one other process to finish with the data folder
 
 
-def handler(name: str) -> Callable[[Handler], Handler]:
+def handler(name: str, *, alone_for: Sequence[str] = ()) -> Callable[[Handler], Handler]:
+    """Register a command. `alone_for`: the operations declared `alone` it calls (a test reads the handler to
+    check the list): the command then runs with the folder to itself."""
+    ops = operations()
+    if any(not ops[op].alone for op in alone_for):
+        raise ValueError(f"{name}: not declared alone: {[op for op in alone_for if not ops[op].alone]}")
+
     def register(fn: Handler) -> Handler:
         HANDLERS[name] = fn
+        if alone_for:
+            ALONE.add(name)
         return fn
     return register
 

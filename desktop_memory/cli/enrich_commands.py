@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..core.errors import InvalidInput
 from ..service.protocol import MemoryOperations
 from .commands import emit_json, handler, out
-
-if TYPE_CHECKING:
-    from ..service import MemoryService
 
 
 def add_parsers(sub: Any) -> None:
@@ -36,8 +33,8 @@ def add_parsers(sub: Any) -> None:
     q.add_argument("--json", action="store_true")
 
 
-@handler("enrich")
-def cmd_enrich(service: MemoryService, args: argparse.Namespace) -> int:
+@handler("enrich", alone_for=("enrich",))
+def cmd_enrich(service: MemoryOperations, args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise InvalidInput("--limit must be at least 1")
     if args.again:

@@ -6,39 +6,21 @@ import argparse
 import logging
 import os
 import sys
-import typing
 from collections.abc import Sequence
 from pathlib import Path
 
 from .. import __version__, paths
-from ..core.errors import DesktopMemoryError, InvalidInput
+from ..core.errors import DesktopMemoryError, InvalidInput, error_line
 from ..core.text import one_line, utf8_safe
 from ..engine import failures, session_env
 from ..ipc.client import host_or_local
 from ..ipc.service_start import open_service, service_wanted
-from ..service.protocol import MemoryOperations
 from . import commands, embedder_commands, enrich_commands, mcp_commands, privacy_commands
 
 PROG = "desktop-memory"
 # arguments that name files: kept as the OS gave them (a Linux file name may hold bytes that are not UTF-8,
 # which Python carries as lone surrogates); every other argument is text and made valid UTF-8 (`_as_text`)
 PATH_ARGS = frozenset({"data_dir", "file", "output", "config", "path", "passphrase_file"})
-
-
-def host_commands() -> frozenset[str]:
-    """The commands whose handler is typed against the service protocol (`MemoryOperations`): they go
-    through a running app's engine; the others (typed `MemoryService`) need the engine in this process."""
-    return frozenset(name for name, fn in commands.HANDLERS.items() if _first_type(fn) is MemoryOperations)
-
-
-def _first_type(fn: typing.Callable[..., int]) -> typing.Any:
-    """The type of a handler's first parameter: only `MemoryOperations` is resolved (`MemoryService` is
-    imported by the commands only when type checking: the facade loads when a command opens the folder)."""
-    first = next(iter(fn.__annotations__.values()), None)
-    return MemoryOperations if first in ("MemoryOperations", MemoryOperations) else first
-
-
-HOST_COMMANDS = host_commands()
 
 
 def _filters(p: argparse.ArgumentParser) -> None:
@@ -208,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in mcp_commands.HANDLERS:
             return mcp_commands.HANDLERS[args.command](args)
         commands.warn_about_settings(paths.data_dir(args.data_dir))
-        if args.command not in HOST_COMMANDS:
+        if args.command in commands.ALONE:
             return commands.run(args)  # the few that need the folder to themselves (backup, encryption, enrich)
         return _through_the_engine(paths.data_dir(args.data_dir), args)
     except DesktopMemoryError as exc:
@@ -225,12 +207,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if (storage := failures.storage_error(exc)) is not None:  # a full disk, a read-only folder...
             print(f"{PROG}: {one_line(str(storage))}", file=sys.stderr)
             return 1
-        print(f"{PROG}: unexpected error: {type(exc).__name__}: {one_line(str(exc)[:300])} "
-              "(run with --debug for details)", file=sys.stderr)
+        print(f"{PROG}: {one_line(error_line(exc))} (run with --debug for details)", file=sys.stderr)
         return 70
 
 
-def _through_the_engine(folder: os.PathLike[str], args: argparse.Namespace) -> int:
+def _through_the_engine(folder: Path, args: argparse.Namespace) -> int:
     """Through the folder's engine service (the app's, or one started now and shared by every front end); with
     DESKTOP_MEMORY_SERVICE=off, through a running one, else the engine in this process for this command alone."""
     handler = commands.HANDLERS[args.command]

@@ -6,13 +6,11 @@ import argparse
 import getpass
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..core.errors import InvalidInput
+from ..service.protocol import MemoryOperations
 from .commands import emit_json, handler, out
-
-if TYPE_CHECKING:
-    from ..service import MemoryService
 
 
 def add_parsers(sub: Any) -> None:
@@ -90,8 +88,8 @@ def _confirm(question: str, yes: bool) -> bool:
     return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
 
 
-@handler("backup")
-def cmd_backup(service: MemoryService, args: argparse.Namespace) -> int:
+@handler("backup", alone_for=("create_backup", "verify_backup", "restore_backup"))
+def cmd_backup(service: MemoryOperations, args: argparse.Namespace) -> int:
     path = Path(args.file)
     if args.action == "create":
         info = service.create_backup(path, _passphrase(args, confirm=True), overwrite=args.force)
@@ -115,8 +113,8 @@ def cmd_backup(service: MemoryService, args: argparse.Namespace) -> int:
     return 0
 
 
-@handler("encryption")
-def cmd_encryption(service: MemoryService, args: argparse.Namespace) -> int:
+@handler("encryption", alone_for=("set_encryption",))
+def cmd_encryption(service: MemoryOperations, args: argparse.Namespace) -> int:
     if args.action == "on":
         service.set_encryption(True)
     elif args.action == "off":

@@ -52,3 +52,11 @@ class BackupInvalid(InvalidInput):
 
 class CaptureUnavailable(DesktopMemoryError):
     """The OS refused what a capture or paste needs (a permission not granted, input blocked); says what to do."""
+
+
+def error_line(exc: BaseException) -> str:
+    """What a person reads about a failure, on one line: a domain error's own message; anything else is a bug,
+    named by its type and the start of its text (every front end says it this way)."""
+    if isinstance(exc, DesktopMemoryError):
+        return " ".join(str(exc).split())
+    return f"unexpected error: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"

@@ -1,9 +1,9 @@
 """Reach the engine of a running host (the tray app) through the data folder's socket.
 
-Nothing here waits forever: the handshake has a deadline (HANDSHAKE_S) and every call a patience per
-kind (PATIENCE): past its soft limit a call keeps waiting only while the host still answers a ping on a
-second connection (busy, e.g. with another client's import), and never past its hard limit. A host that
-does not answer in time is a HostTimeout; the connection is then closed.
+Nothing here waits forever: the handshake has a deadline (HANDSHAKE_S) and every call the patience its
+operation declares (service/protocol.py): past its soft limit a call keeps waiting only while the host
+still answers a ping on a second connection (busy, e.g. with another client's import), and never past
+its hard limit. A host that does not answer in time is a HostTimeout; the connection is then closed.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ..core.errors import DataDirLocked, StorageError
 from ..core.lines import Overlong
 from ..core.text import decode
 from ..service import IMPORT_BATCH, ImportReport
-from ..service.protocol import IDEMPOTENT, LOCAL_PATH, Operation, operations
+from ..service.protocol import LOCAL_PATH, QUICK, MemoryOperations, Operation, operations
 from . import address, codec
 from .watchdog import Watchdog
 
@@ -35,20 +35,7 @@ HANDSHAKE_S = 5.0  # connecting and the challenge both ways
 PROBE_S = 2.0  # "are you alive?": a second connection and a ping, answered by the host off its engine thread
 LOST = "lost the connection to the desktop-memory engine; try again"
 NOT_ANSWERING = "the desktop-memory engine did not answer in time; try again"
-# method -> (soft, hard) seconds: after `soft` without a reply the host must answer a ping to be waited for
-# longer; after `hard` the call fails whatever the ping says.
-DEFAULT_PATIENCE = (5.0, 120.0)
-PATIENCE: dict[str, tuple[float, float]] = {
-    "ping": (3.0, 3.0),
-    "enrichment_changes": (70.0, 70.0),  # a long poll: the host answers within 60 s (service/events.py)
-    "search": (5.0, 60.0), "context": (5.0, 60.0),
-    "import_records": (30.0, 900.0),
-    **dict.fromkeys(("stats", "doctor", "export_records", "export_markdown", "purge", "retention",
-                     "erase_everything"), (30.0, 3600.0)),
-    **dict.fromkeys(("set_enrichment_model", "verify_enrichment_model"), (30.0, 600.0)),
-    **dict.fromkeys(("enrich", "requeue_enrichment", "retry_failed_enrichment", "create_backup", "verify_backup",
-                     "restore_backup", "set_encryption"), (30.0, 3600.0)),
-}
+PING_PATIENCE = (3.0, 3.0)  # (soft, hard) seconds; each operation declares its own (service/protocol.py)
 
 
 class HostGone(StorageError):
@@ -59,11 +46,11 @@ class HostTimeout(HostGone):
     """The host did not answer in time (stopped, stuck, or far too slow); the connection is closed."""
 
 
-class RemoteService:
-    """Every operation of the service protocol (`MemoryOperations`), answered by the host's engine.
+class RemoteService(MemoryOperations):
+    """Every operation of the service protocol (`MemoryOperations`), answered by the engine over its socket.
 
-    The methods are generated from the protocol (`_remote`): same names, signatures and results as
-    `MemoryService`; arguments and results cross the socket as JSON (ipc/codec.py).
+    Each operation is performed as a call (`_perform`): arguments encoded by the declaration's type hints,
+    the result decoded by them (ipc/codec.py), waited for as patiently as it declares.
     """
 
     def __init__(self, conn: Connection, folder: Path, *, where: str | None = None,
@@ -75,10 +62,25 @@ class RemoteService:
         self._reopen: Callable[[], RemoteService] | None = None
 
     def reopening(self, reopen: Callable[[], RemoteService]) -> RemoteService:
-        """This connection, which sends an idempotent call (protocol.IDEMPOTENT) once more on `reopen()`'s
+        """This connection, which sends a `retry_safe` call (service/protocol.py) once more on `reopen()`'s
         connection when the engine went away during it (killed, crashed): nothing lost, nothing doubled."""
         self._reopen = reopen
         return self
+
+    def _perform(self, op: Operation[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        """The client side of one operation: encode the arguments by their hints, call, decode the result."""
+        params_of = op.signature.parameters
+        params: dict[str, Any] = {}
+        for name, value in op.signature.bind(*args, **kwargs).arguments.items():
+            if params_of[name].kind is inspect.Parameter.VAR_KEYWORD:
+                params.update({k: codec.to_json(v, Any) for k, v in value.items()})
+            else:
+                params[name] = codec.to_json(_made_local(value, op.hints[name]), op.hints[name])
+        try:
+            return codec.from_json(self._call(op.name, **params), op.returns, strict=False,
+                                   where=f"the result of {op.name}")
+        except codec.WrongShape as exc:
+            raise codec.RemoteBug(f"the desktop-memory app answered {op.name} unexpectedly: {exc}") from exc
 
     def _call(self, method: str, /, **params: Any) -> Any:
         try:
@@ -86,7 +88,8 @@ class RemoteService:
         except HostTimeout:  # it may still be working on it: not sent twice
             raise
         except HostGone:
-            if self._reopen is None or method not in IDEMPOTENT:
+            op = operations().get(method)
+            if self._reopen is None or op is None or not op.retry_safe:
                 raise
             log.info("the engine went away during a %s call: calling once more", method)
             fresh = self._reopen()
@@ -110,7 +113,8 @@ class RemoteService:
 
     def _reply(self, method: str) -> bytes:
         """The answer, waited for past the soft limit only while the host answers pings, never past the hard one."""
-        soft, hard = PATIENCE.get(method, DEFAULT_PATIENCE)
+        op = operations().get(method)
+        soft, hard = op.patience if op is not None else PING_PATIENCE if method == "ping" else QUICK
         deadline = time.monotonic() + hard
         while not self._conn.poll(max(0.0, min(soft, deadline - time.monotonic()))):
             if method == "ping" or time.monotonic() >= deadline or not self._alive():
@@ -230,47 +234,12 @@ class RemoteImport:
         return report
 
 
-def _remote(op: Operation) -> Any:
-    """The client side of one operation: encode the arguments by their hints, call, decode the result."""
-    params_of = op.signature.parameters
-
-    def method(self: RemoteService, *args: Any, **kwargs: Any) -> Any:
-        bound = op.signature.bind(*args, **kwargs)
-        params: dict[str, Any] = {}
-        for name, value in bound.arguments.items():
-            if params_of[name].kind is inspect.Parameter.VAR_KEYWORD:
-                params.update({k: codec.to_json(v, Any) for k, v in value.items()})
-            else:
-                params[name] = codec.to_json(_made_local(value, op.hints[name]), op.hints[name])
-        return _result(op, self._call(op.name, **params))
-
-    if op.is_property:
-        return property(lambda self: _result(op, self._call(op.name)), doc=op.doc)
-    method.__name__, method.__qualname__, method.__doc__ = op.name, f"RemoteService.{op.name}", op.doc
-    self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    method.__signature__ = op.signature.replace(  # type: ignore[attr-defined]
-        parameters=[self_param, *params_of.values()])
-    return method
-
-
 def _made_local(value: Any, hint: Any) -> Any:
     """A path the caller gave (relative to its own working folder) made absolute before it leaves."""
     if isinstance(value, str | Path) and str(value) and LOCAL_PATH in getattr(hint, "__metadata__", ()):
         where = paths.expand(value).resolve()
         return where if isinstance(value, Path) else str(where)
     return value
-
-
-def _result(op: Operation, data: Any) -> Any:
-    try:
-        return codec.from_json(data, op.returns, strict=False, where=f"the result of {op.name}")
-    except codec.WrongShape as exc:
-        raise codec.RemoteBug(f"the desktop-memory app answered {op.name} unexpectedly: {exc}") from exc
-
-
-for _name, _op in operations().items():
-    if _name not in vars(RemoteService):  # importing is written out above (streamed in chunks)
-        setattr(RemoteService, _name, _remote(_op))
 
 
 def _dial(where: str, token: bytes, folder: Path, handshake_s: float) -> RemoteService:

@@ -124,7 +124,7 @@ def _build_encoder(hint: Any) -> Encoder:
     if dataclasses.is_dataclass(origin):
         if hasattr(origin, "from_dict") and hasattr(origin, "to_dict"):
             return _nullable(lambda v: v.to_dict())
-        return _dataclass_encoder(origin)
+        return _dataclass_encoder(typing.cast(type, origin))
     if origin in (dict, abc.Mapping, abc.MutableMapping):
         each = _encoder_of(args[1] if args else Any)
         return _nullable(lambda v: {str(k): each(x) for k, x in v.items()})

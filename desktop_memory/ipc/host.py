@@ -20,22 +20,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from ..core.errors import DesktopMemoryError
+from ..core.errors import DesktopMemoryError, error_line
 from ..engine.pipes import read_raw
 from .lane import ENGINE_NICE, EngineLane, lower_priority
 from .server import IpcServer
 
-__all__ = ["ENGINE_NICE", "EngineLane", "lower_priority", "main", "one_line", "serve"]
+__all__ = ["ENGINE_NICE", "EngineLane", "lower_priority", "main", "serve"]
 
 log = logging.getLogger(__name__)
 READY, ERROR = "ready", "error:"
-
-
-def one_line(exc: BaseException) -> str:
-    """What the person reads: a domain error's own message, else one line naming the bug."""
-    if isinstance(exc, DesktopMemoryError):
-        return " ".join(str(exc).split())
-    return f"unexpected error: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
 
 
 def _watch_stdin(fd: int, stop: threading.Event) -> None:
@@ -70,7 +63,7 @@ def serve(data_dir: Path, *, enrich: bool = True, stdin_fd: int = 0, out: IO[str
     except Exception as exc:  # noqa: BLE001 - barrier: the app shows this line
         log.debug("opening the engine failed", exc_info=True)
         lane.close()
-        print(f"{ERROR} {one_line(exc)}", file=out, flush=True)
+        print(f"{ERROR} {error_line(exc)}", file=out, flush=True)
         return 1
     if stop.is_set():  # the parent went away while the folder was opening
         lane.run(service.close)
@@ -87,7 +80,7 @@ def serve(data_dir: Path, *, enrich: bool = True, stdin_fd: int = 0, out: IO[str
         server.close()
         lane.run(service.close)
         lane.close()
-        print(f"{ERROR} {one_line(exc)}", file=out, flush=True)
+        print(f"{ERROR} {error_line(exc)}", file=out, flush=True)
         return 1
     log.info("serving the engine on the local socket (pid %d)", os.getpid())
     print(f"{READY} {os.getpid()}", file=out, flush=True)

@@ -124,15 +124,16 @@ def listener(address: str, backlog: int = 16) -> Any:
     winapi = importlib.import_module("_winapi")
     security = PrivateSecurity()
 
-    class PrivatePipeListener(connection.PipeListener):  # type: ignore[name-defined,misc]  # Windows only
+    class PrivatePipeListener(connection.PipeListener):  # type: ignore[name-defined]  # Windows only
         def _new_handle(self, first: bool = False) -> int:
             flags = winapi.PIPE_ACCESS_DUPLEX | winapi.FILE_FLAG_OVERLAPPED
             if first:
                 flags |= winapi.FILE_FLAG_FIRST_PIPE_INSTANCE
             mode = winapi.PIPE_TYPE_MESSAGE | winapi.PIPE_READMODE_MESSAGE | winapi.PIPE_WAIT
+            buffer = connection.BUFSIZE  # type: ignore[attr-defined]  # defined on Windows only
             return winapi.CreateNamedPipe(
                 self._address, flags, mode | PIPE_REJECT_REMOTE_CLIENTS, winapi.PIPE_UNLIMITED_INSTANCES,
-                connection.BUFSIZE, connection.BUFSIZE, winapi.NMPWAIT_WAIT_FOREVER, security.address)
+                buffer, buffer, winapi.NMPWAIT_WAIT_FOREVER, security.address)
 
     class PrivateListener(connection.Listener):
         def __init__(self) -> None:  # what Listener.__init__ does for AF_PIPE, with our pipe listener

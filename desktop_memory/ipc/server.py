@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from .. import __version__
 from ..core.errors import DesktopMemoryError, InvalidInput
 from ..service import ImportReport
-from ..service.protocol import OFF_LANE, MemoryOperations, Operation, operations
+from ..service.protocol import MemoryOperations, Operation, operations
 from . import address, codec
 from .streaming import ImportStream
 from .watchdog import Watchdog, hang_up
@@ -255,7 +255,7 @@ class IpcServer:
         if method == "import_records" and imports is not None:
             call = imports.call  # streamed: pipelined across this connection's chunks
         try:
-            if method in OFF_LANE:  # a long poll: waits on this connection's thread, never the engine lane
+            if (op := operations().get(method)) is not None and op.off_lane:  # waits here, never on the engine lane
                 return {"result": self._call(call, params)}
             return {"result": self._run(lambda: self._call(call, params))}
         except DesktopMemoryError as exc:

@@ -23,6 +23,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from .. import __version__
 from ..core.errors import InvalidInput, StorageError
@@ -129,7 +130,7 @@ def _start(folder: Path, timeout: float) -> None:
     """Start a detached service and wait for its protocol line (the host's own one-line error, or ready)."""
     debug = logging.getLogger("desktop_memory").getEffectiveLevel() <= logging.DEBUG
     if os.name == "posix":
-        flags: dict[str, object] = {"start_new_session": True}
+        flags: dict[str, Any] = {"start_new_session": True}
     else:  # no console window, not ended with the front end's console
         flags = {"creationflags": getattr(subprocess, "DETACHED_PROCESS", 0)
                  | getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0) | getattr(subprocess, "CREATE_NO_WINDOW", 0)}
@@ -142,8 +143,8 @@ def _start(folder: Path, timeout: float) -> None:
     except OSError as exc:
         raise HostFailed(f"cannot start the desktop-memory engine: {exc.strerror or exc}") from exc
     assert proc.stdout is not None
-    box: list[str] = []
-    reader = threading.Thread(target=lambda: box.append(proc.stdout.readline().decode("utf-8", "replace").strip()),
+    out, box = proc.stdout, []
+    reader = threading.Thread(target=lambda: box.append(out.readline().decode("utf-8", "replace").strip()),
                               daemon=True)
     reader.start()
     reader.join(timeout + 30.0)  # the lock's wait, then opening the folder (a migration, a first encryption)

@@ -26,7 +26,8 @@ def hang_up(conn: Connection) -> None:
         else:  # a named pipe's server end: the client sees a broken pipe and the serving thread's read ends
             import ctypes
 
-            ctypes.windll.kernel32.DisconnectNamedPipe(conn.fileno())  # a client's end: refused, harmless
+            kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]  # Windows only
+            kernel32.DisconnectNamedPipe(conn.fileno())  # a client's end: refused, harmless
 
 
 class Watchdog:

@@ -16,7 +16,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
 
 from .. import __version__
-from ..core.errors import DesktopMemoryError, InvalidInput
+from ..core.errors import DesktopMemoryError, InvalidInput, error_line
 from ..core.filter_input import filters_from_fields
 from ..core.models import Memory, to_iso
 from ..core.query import Filters, parse
@@ -51,12 +51,9 @@ FORGET = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent
 def _failure(exc: Exception, what: str) -> str:
     """One line for a failure: a domain error's own message; a full disk or a read-only folder said plainly;
     a bug as its type and the start of its text (details at debug level only)."""
-    if isinstance(exc, DesktopMemoryError):
-        return str(exc)
-    log.debug("%s failed", what, exc_info=True)
-    if (storage := failures.storage_error(exc)) is not None:  # a full disk, a read-only folder...
-        return str(storage)
-    return f"unexpected error: {type(exc).__name__}: {str(exc)[:200]}"
+    if not isinstance(exc, DesktopMemoryError):
+        log.debug("%s failed", what, exc_info=True)
+    return error_line(failures.storage_error(exc) or exc)  # a full disk, a read-only folder said plainly
 
 
 def tool_errors(fn: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:

@@ -24,7 +24,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .. import paths
 from ..core.errors import DesktopMemoryError, InvalidInput, StorageError
@@ -384,7 +384,7 @@ def _write(target: Path, data: bytes) -> Path | None:
             stamp, n = time.strftime("%Y%m%d-%H%M%S"), 0
             while (backup := target.with_name(f"{target.name}.{stamp}{f'-{n}' if n else ''}.bak")).exists():
                 n += 1
-            shutil.copy2(target, backup)
+            shutil.copy2(target, cast(Path, backup))  # the loop leaves it set
         tmp = outputs.scratch(target)
         tmp.write_bytes(data)
         if backup is not None:

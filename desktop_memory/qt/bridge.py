@@ -29,7 +29,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
-from ..core.errors import DesktopMemoryError, StorageError
+from ..core.errors import StorageError, error_line
 from ..ipc.client import HostGone, HostTimeout
 from ..ipc.lane import EngineLane
 from ..ipc.spawn import HostFailed
@@ -53,10 +53,8 @@ BUSY = f"{ENGINE} has too much waiting; try again in a moment."
 
 
 def error_message(exc: BaseException) -> str:
-    """What the person reads: a domain error's own message, else one line naming the bug."""
-    if isinstance(exc, DesktopMemoryError):
-        return str(exc)
-    return f"unexpected error: {type(exc).__name__}: {str(exc)[:200]}"
+    """What the person reads: a domain error's own message, else one line naming the bug (core/errors.py)."""
+    return error_line(exc)
 
 
 @dataclass

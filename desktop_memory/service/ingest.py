@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..core.capture import CaptureResult, Snapshot
 from ..core.errors import DesktopMemoryError
 from ..core.models import Memory, Version
 from ..core.text import check_content, clean_tags, content_hash, first_line
@@ -24,7 +25,7 @@ from ..engine import records
 from ..engine.embed import Embedder
 from ..engine.settings import Settings
 from ..engine.store import Store
-from . import vector_sync
+from . import capture, vector_sync
 from .reports import AddResult
 from .vector_sync import VectorSync, no_vectors
 
@@ -123,6 +124,10 @@ class Ingest:
         """
         memory, counts = self.prepare(content, source=source, **fields)
         return self._store_batch([Prepared(0, memory, counts)], extend=False)[0]
+
+    def capture(self, snapshot: Snapshot) -> CaptureResult:
+        """A copy as plain data -> saved or skipped, with the reason (the rules and redaction: service/capture.py)."""
+        return capture.capture(snapshot, self.settings, self.prepare, self.store_prepared)
 
     def store_prepared(self, memory: Memory, counts: dict[str, int]) -> AddResult:
         """Store a capture `prepare` made (it passed its rules), like `add`, except that a capture strictly

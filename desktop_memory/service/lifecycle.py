@@ -15,6 +15,7 @@ from typing import Any
 
 from ..core.errors import DesktopMemoryError, InvalidInput, NotFound, StorageError
 from ..core.models import Memory, Version, to_iso
+from ..core.ranking import SIMILAR_CAP
 from ..core.text import check_content, clean_tags, content_hash, first_line, utf8_safe
 from ..engine import encryption, folder, outputs
 from ..engine.embed import Embedder
@@ -47,6 +48,14 @@ class Lifecycle:
     def versions(self, memory_id: str) -> list[Version]:
         """The earlier texts of a memory (replaced by a longer capture or a restore), oldest first."""
         return self.store.versions(self.get(memory_id).id)
+
+    def family(self, memory_id: str) -> list[Memory]:
+        """A memory's look-alikes (the family it was stored in), newest first; [] when it has none."""
+        memory = self.get(memory_id)
+        if memory.family_id is None:
+            return []
+        members = self.store.family_members([memory.family_id], SIMILAR_CAP + 1).get(memory.family_id, [])
+        return [m for m in members if m.id != memory.id][:SIMILAR_CAP]
 
     def restore_version(self, memory_id: str, seq: int) -> Memory:
         """Make an earlier text current again; the current text becomes a version (nothing is lost)."""

@@ -1,42 +1,20 @@
 """Owning a data folder: its lock, the files a restore left half-swapped, the settings and the database.
-
-Also `serves_the_person`, the mark of a service operation someone waits for.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
 
 from ..core.errors import StorageError
 from ..engine import encryption
 from ..engine import folder as folder_files
-from ..engine.foreground import Foreground
 from ..engine.lock import DataDirLock
 from ..engine.settings import Settings
 from ..engine.store import Store
 
 DB_NAME = "memories.sqlite3"
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def serves_the_person(method: _F) -> _F:
-    """A request someone waits for: background enrichment pauses while it runs (engine/foreground.py).
-
-    For methods of an object with a `foreground` attribute (a `Foreground`)."""
-
-    @functools.wraps(method)
-    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        gate: Foreground = self.foreground
-        with gate.busy():
-            return method(self, *args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
-
 
 def open_store(folder: Path) -> Store:
     """The folder's database, opened with its key (encrypted or decrypted first as the person chose)."""

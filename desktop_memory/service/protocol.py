@@ -1,26 +1,32 @@
-"""The service's surface, declared once: the operations people and front ends use.
+"""The service's surface, declared once: every operation people and front ends use, with its rules.
 
-`MemoryService` implements `MemoryOperations` (a test compares names and signatures, so the two cannot
-drift apart). Everything else is generated from this class: the engine socket's dispatch
-(`ipc/server.py`), the remote client (`ipc/client.RemoteService`) and the encoding of every argument and
-result (`ipc/codec.py`, by these type hints). Front ends (tray app, CLI, MCP) are typed against it and get
-either the service itself or a `RemoteService` that talks to the running app's engine.
+Each operation is one declaration below: its signature, what it does (the docstring) and its rules
+(`operation(...)`): which component of `MemoryService` does it (`via`), how long a caller waits for it
+(`patience`), whether a person waits for it (`foreground`: background work pauses), whether a call cut off
+by a lost engine may be sent again (`retry_safe`), whether it waits off the engine lane (`off_lane`) and
+whether a CLI command built on it needs the data folder to itself (`alone`). Everything else reads these:
+`MemoryService` performs each operation through its component, the engine socket's dispatch
+(`ipc/server.py`) and the remote client (`ipc/client.RemoteService`) are generated from them, arguments
+and results are encoded by the type hints (`ipc/codec.py`), and the CLI routes its commands by them.
 
-To add an operation: declare it here and implement it on `MemoryService`. Nothing else.
+To add an operation: declare it here and write the component method `via` names. Nothing else.
 Types must be plain data the codec knows: str, int, float, bool, bytes, None, Path, datetime, lists,
 tuples, dicts, dataclasses of those, and `Any` for JSON-shaped values.
 """
 
+# mypy: disable-error-code="empty-body"
+# (the declarations have no bodies: `MemoryService` and `RemoteService` perform them)
+
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import typing
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Annotated, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from ..core.capture import CaptureResult, Snapshot
 from ..core.context import Context
@@ -36,26 +42,131 @@ if TYPE_CHECKING:  # resolved when an operation's hints are first read (_LateNam
 LOCAL_PATH = "a path on the caller's machine: made absolute where the call is made"
 LocalPath = Annotated[str, LOCAL_PATH]
 
+P = ParamSpec("P")
+R = TypeVar("R")
 
-@runtime_checkable
-class MemoryOperations(Protocol):
-    """What a front end may ask of the engine (in this process or the app's engine host)."""
+# How long a caller waits for an answer, (soft, hard) seconds: past `soft` only while the engine still answers
+# a ping on a second connection (busy with someone's long request, not hung), never past `hard`.
+Patience = tuple[float, float]
+QUICK: Patience = (5.0, 120.0)
+SEARCHING: Patience = (5.0, 60.0)
+IMPORTING: Patience = (30.0, 900.0)  # one streamed chunk of an import
+MODEL_LOAD: Patience = (30.0, 600.0)  # loading a GGUF model and enriching a sample with it
+LONG: Patience = (30.0, 3600.0)  # the whole folder: exports, purges, backups, encryption, enriching now
+LONG_POLL: Patience = (70.0, 70.0)  # the engine answers within 60 s (service/events.py)
+
+
+class Operation(Generic[P, R]):
+    """One declared operation: its signature and rules. As an attribute of an implementation it is a method
+    that hands the call to the implementation's `_perform`."""
+
+    def __init__(self, function: Callable[..., R], *, via: str | None, patience: Patience = QUICK,
+                 foreground: bool = False, retry_safe: bool = False, off_lane: bool = False,
+                 alone: bool = False) -> None:
+        self.function, self.name, self.doc = function, function.__name__, function.__doc__ or ""
+        self.via = via  # "component" or "component.method" of MemoryService; None: the service itself
+        self.patience = patience
+        self.foreground = foreground  # a person waits for it: background enrichment pauses meanwhile
+        self.retry_safe = retry_safe  # asking twice does what asking once does: sent again if the engine went away
+        self.off_lane = off_lane  # it waits for something and touches no engine state: answered off the engine lane
+        self.alone = alone  # it runs long or replaces the database: a CLI command using it takes the folder alone
+        sig = inspect.signature(function)
+        self.signature = sig.replace(parameters=list(sig.parameters.values())[1:])  # as written (strings)
+
+    is_property = False
+
+    @property
+    def component(self) -> tuple[str, str] | None:
+        """(attribute of MemoryService, method name of that component), or None."""
+        if self.via is None:
+            return None
+        part, _, method = self.via.partition(".")
+        return part, method or self.name
+
+    @cached_property
+    def hints(self) -> dict[str, Any]:
+        """Parameter name -> type (Annotated kept), and "return": resolved on first use."""
+        return typing.get_type_hints(self.function, localns=_LATE_NAMES, include_extras=True)
+
+    @property
+    def returns(self) -> Any:
+        return self.hints.get("return", Any)
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> Operation[P, R]: ...
+    @overload
+    def __get__(self, obj: MemoryOperations, owner: type) -> Callable[P, R]: ...
+    def __get__(self, obj: MemoryOperations | None, owner: type) -> Any:
+        if obj is None:
+            return self
+        return functools.partial(obj._perform, self)
+
+    def __call__(self, obj: MemoryOperations, /, *args: Any, **kwargs: Any) -> Any:
+        """Called on the class, as a method is: `MemoryOperations.search(service, "query")`."""
+        return obj._perform(self, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<operation {self.name}>"
+
+
+class Reading(Operation[[], R]):
+    """A declared value read from the engine (an attribute, not a call)."""
+
+    is_property = True
+
+    def __get__(self, obj: MemoryOperations | None, owner: type) -> Any:
+        return self if obj is None else obj._perform(self)
+
+
+def operation(*, via: str | None, patience: Patience = QUICK, foreground: bool = False, retry_safe: bool = False,
+              off_lane: bool = False, alone: bool = False
+              ) -> Callable[[Callable[Concatenate[Any, P], R]], Operation[P, R]]:
+    """Declare an operation with its rules (see the module's docstring)."""
+
+    def declare(function: Callable[Concatenate[Any, P], R]) -> Operation[P, R]:
+        return Operation(function, via=via, patience=patience, foreground=foreground, retry_safe=retry_safe,
+                         off_lane=off_lane, alone=alone)
+
+    return declare
+
+
+def reading(*, via: str | None, retry_safe: bool = False) -> Callable[[Callable[[Any], R]], R]:
+    """Declare a value read from the engine; typed as the value it reads."""
+
+    def declare(function: Callable[[Any], R]) -> R:
+        return typing.cast(R, Reading(function, via=via, retry_safe=retry_safe))
+
+    return declare
+
+
+class MemoryOperations:
+    """What a front end may ask of the engine (in this process or through the engine's socket).
+
+    Implemented by `MemoryService` (each operation performed by the component its declaration names) and by
+    `ipc.client.RemoteService` (each one a call over the socket): both say how in `_perform`."""
 
     folder: Path  # the data folder (known locally; not a call)
 
     def close(self) -> None:
         """Let go: the engine itself (in-process) or the connection to it (remote). Not a call."""
-        ...
+        raise NotImplementedError
+
+    def _perform(self, op: Operation[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        """Do one operation with these arguments: how is what an implementation says."""
+        raise NotImplementedError
 
     # -- adding -------------------------------------------------------------------------------
+    @operation(via="ingest", foreground=True, retry_safe=True)
     def add(self, content: str | bytes, *, source: str = "manual", **fields: Any) -> AddResult:
         """Remember one text (normalised, redacted, deduplicated); searchable on return."""
         ...
 
+    @operation(via="ingest", foreground=True, retry_safe=True)
     def capture(self, snapshot: Snapshot) -> CaptureResult:
         """A copy as plain data -> saved or skipped, with the reason (markers, rules, limits, redaction)."""
         ...
 
+    @operation(via="importer", foreground=True, patience=IMPORTING)
     def import_records(
         self, lines: Iterable[str | bytes | Overlong], *, progress: Callable[[ImportReport], None] | None = None
     ) -> ImportReport:
@@ -63,180 +174,203 @@ class MemoryOperations(Protocol):
         ...
 
     # -- finding ------------------------------------------------------------------------------
+    @operation(via="retrieval", foreground=True, retry_safe=True, patience=SEARCHING)
     def search(self, query: str, *, limit: int = 10, filters: Filters | None = None, record_access: bool = True,
                expand: bool = False) -> list[Hit]:
         """Keyword and semantic search fused into one ranking; look-alikes grouped unless `expand`."""
         ...
 
+    @operation(via="retrieval", foreground=True, retry_safe=True, patience=SEARCHING)
     def context(self, query: str | None = None, *, ids: Sequence[str] = (), budget: int | None = None,
                 fmt: str | None = None, limit: int = 20, filters: Filters | None = None) -> Context:
         """Pasteable context for an AI chat from a query or chosen ids, within a token budget."""
         ...
 
+    @operation(via="lifecycle", retry_safe=True)
     def get(self, memory_id: str) -> Memory:
         """One memory by id or unique id prefix."""
         ...
 
+    @operation(via="lifecycle", retry_safe=True)
     def versions(self, memory_id: str) -> list[Version]:
         """The earlier texts of a memory, oldest first."""
         ...
 
+    @operation(via="lifecycle", retry_safe=True)
     def family(self, memory_id: str) -> list[Memory]:
         """A memory's look-alikes (the family it was stored in, issue 15), newest first; [] when it has none."""
         ...
 
     # -- changing memories ----------------------------------------------------------------------
+    @operation(via="lifecycle")
     def restore_version(self, memory_id: str, seq: int) -> Memory:
         """Bring an earlier text back (the current one becomes a version)."""
         ...
 
+    @operation(via="lifecycle", retry_safe=True)
     def set_pinned(self, memory_id: str, pinned: bool) -> Memory:
         """Pin or unpin."""
         ...
 
+    @operation(via="lifecycle", retry_safe=True)
     def set_forgotten(self, memory_id: str, forgotten: bool) -> Memory:
         """Forget (soft delete) or bring back."""
         ...
 
+    @operation(via="lifecycle", retry_safe=True)
     def tag(self, memory_id: str, add: Iterable[str] = (), remove: Iterable[str] = ()) -> Memory:
         """Add and remove tags."""
         ...
 
+    @operation(via="lifecycle")
     def edit(self, memory_id: str, *, content: str | None = None, title: str | None = None) -> Memory:
         """Change a memory's text or title."""
         ...
 
+    @operation(via="lifecycle", patience=LONG)
     def purge(self, ids: Sequence[str]) -> int:
         """Delete memories for good from every store; how many."""
         ...
 
+    @operation(via="lifecycle", patience=LONG)
     def retention(self, *, older_than_days: float, below_importance: float = 1.0,
                   include_forgotten_only: bool = False, dry_run: bool = False) -> list[str]:
         """Purge old, unimportant memories (pinned ones kept); the ids purged (or that would be)."""
         ...
 
+    @operation(via="lifecycle", patience=LONG)
     def erase_everything(self) -> int:
         """Delete every memory; how many."""
         ...
 
     # -- the data folder ------------------------------------------------------------------------
-    @property
+    @reading(via=None, retry_safe=True)  # MemoryService: its own attribute
     def settings(self) -> Settings:
         """The current settings (remote: each read asks the engine)."""
         ...
 
+    @operation(via=None)
     def save_settings(self, new: Settings) -> Settings:
         """Check, write and apply new settings."""
         ...
 
+    @operation(via="lifecycle", retry_safe=True, patience=LONG)
     def stats(self) -> dict[str, Any]:
         """Counts and sizes."""
         ...
 
+    @operation(via="maintenance", retry_safe=True, patience=LONG)
     def doctor(self) -> dict[str, Any]:
         """Check the data folder and repair the vector index."""
         ...
 
+    @operation(via="vector_sync.status", retry_safe=True)
     def index_status(self) -> dict[str, Any]:
         """What happened to the vector index (ok, rebuilding, rebuilt) and a sentence for a person."""
         ...
 
+    @operation(via="lifecycle", retry_safe=True, patience=LONG)
     def export_records(self, *, include_forgotten: bool = False) -> Iterator[dict[str, Any]]:
         """Every memory as an import-compatible record."""
         ...
 
+    @operation(via="lifecycle", retry_safe=True, patience=LONG)
     def export_markdown(self, *, include_forgotten: bool = False) -> Iterator[str]:
         """Every memory as Markdown, in pieces."""
         ...
 
+    @operation(via="lifecycle", retry_safe=True, patience=LONG)
     def export_to_file(self, target: Annotated[Path, LOCAL_PATH], *, fmt: str = "jsonl",
                        include_forgotten: bool = False) -> int:
         """Write every memory to a file ("jsonl" or "markdown"), readable by this user only; how many."""
         ...
 
     # -- backup and encryption ------------------------------------------------------------------
+    @operation(via="maintenance", patience=LONG, alone=True)
     def create_backup(self, target: Annotated[Path, LOCAL_PATH], passphrase: str | None, *,
                       overwrite: bool = False) -> dict[str, Any]:
         """Write a backup file (encrypted with the passphrase unless it is None); what it holds."""
         ...
 
+    @operation(via="maintenance", patience=LONG, alone=True)
     def verify_backup(self, source: Annotated[Path, LOCAL_PATH], passphrase: str | None) -> dict[str, Any]:
         """Check a backup file completely without restoring it; what it holds."""
         ...
 
+    @operation(via="maintenance", patience=LONG, alone=True)
     def restore_backup(self, source: Annotated[Path, LOCAL_PATH], passphrase: str | None) -> dict[str, Any]:
         """Replace every memory with a backup's (checked first; the old database is kept beside)."""
         ...
 
+    @operation(via="maintenance", patience=LONG, alone=True)
     def set_encryption(self, encrypted: bool) -> str:
         """Encrypt or decrypt the database in place; the new state in a sentence."""
         ...
 
+    @operation(via="maintenance", retry_safe=True)
     def encryption_status(self) -> str:
         """Whether the database is encrypted, and with which key, in a sentence."""
         ...
 
     # -- the embedding model --------------------------------------------------------------------
+    @operation(via="reembed")
     def set_embedding_model(self, name: str) -> dict[str, Any]:
         """Choose the embedding model by name (an unknown or uninstalled one is refused); switching
         re-embeds in the background while search uses the old vectors. The state, as below."""
         ...
 
+    @operation(via="reembed", retry_safe=True)
     def embedding_model_status(self) -> dict[str, Any]:
         """{"model" in use, "chosen", "state" (idle, re-embedding, failed), "done", "total", "message",
         "models" (name, summary, installed, default)}."""
         ...
 
     # -- enrichment -----------------------------------------------------------------------------
+    @operation(via="enrichment.enrich", patience=LONG, alone=True)
     def enrich(self, limit: int) -> EnrichReport:
         """Enrich up to `limit` queued memories now (waits for them)."""
         ...
 
+    @operation(via="enrichment.status", retry_safe=True)
     def enrichment_status(self) -> dict[str, Any]:
         """Queue counts, the model and why it is not used."""
         ...
 
+    @operation(via="enrichment.changes", retry_safe=True, off_lane=True, patience=LONG_POLL)
     def enrichment_changes(self, since: int = -1, wait_s: float = 25.0) -> dict[str, Any]:
         """{"version", "queued", "failed"} once the version differs from `since` (-1: at once), or after
-        `wait_s` (at most 60) unchanged. A long poll, answered off the engine lane (OFF_LANE)."""
+        `wait_s` (at most 60) unchanged. A long poll, answered off the engine lane."""
         ...
 
+    @operation(via="enrichment.start")
     def start_enrichment(self) -> None:
         """Enrich queued memories in the background."""
         ...
 
+    @operation(via="enrichment.stop")
     def stop_enrichment(self) -> None:
         """Stop background enrichment."""
         ...
 
+    @operation(via="enrichment.set_model", patience=MODEL_LOAD)
     def set_enrichment_model(self, path: Annotated[str | None, LOCAL_PATH]) -> dict[str, Any]:
         """Use this GGUF model (None: the bundled one); checked and loaded once."""
         ...
 
+    @operation(via="enrichment.verify_model", patience=MODEL_LOAD)
     def verify_enrichment_model(self) -> dict[str, Any]:
         """Load the model once and say whether it works."""
         ...
 
+    @operation(via="enrichment.requeue", patience=LONG)
     def requeue_enrichment(self) -> int:
         """Queue every memory for enrichment again; how many."""
         ...
 
+    @operation(via="enrichment.retry_failed", patience=LONG)
     def retry_failed_enrichment(self) -> int:
         """Queue the failed ones again; how many."""
         ...
-
-
-# Members of the protocol that are not calls to the engine.
-NOT_CALLS = frozenset({"close", "folder"})
-# Calls the socket answers on the connection's own thread, not the engine lane: they wait for something
-# (a long poll) and touch no engine state, so they never hold up the person's requests.
-OFF_LANE = frozenset({"enrichment_changes"})
-# Calls a front end may send again when the engine went away during one (it crashed, or was replaced): asking
-# twice does what asking once does (an exact repeat of an add is the same memory; reads; setting a flag).
-IDEMPOTENT = frozenset({"add", "capture", "search", "context", "get", "versions", "family", "set_pinned",
-                        "set_forgotten", "tag", "stats", "doctor", "index_status", "settings", "export_records",
-                        "export_markdown", "export_to_file", "encryption_status", "embedding_model_status",
-                        "enrichment_status", "enrichment_changes"})
 
 
 class _LateNames(dict):
@@ -254,38 +388,7 @@ class _LateNames(dict):
 _LATE_NAMES = _LateNames()
 
 
-@dataclass(frozen=True)
-class Operation:
-    """One operation of the protocol, as the socket's dispatch and the remote client see it."""
-
-    name: str
-    signature: inspect.Signature  # without `self`; its annotations as written (strings)
-    function: Callable[..., Any]  # the declaration (a property's getter)
-    is_property: bool = False
-    doc: str = ""
-
-    @cached_property
-    def hints(self) -> dict[str, Any]:
-        """Parameter name -> type (Annotated kept), and "return": resolved on first use."""
-        return typing.get_type_hints(self.function, localns=_LATE_NAMES, include_extras=True)
-
-    @property
-    def returns(self) -> Any:
-        return self.hints.get("return", Any)
-
-
 @cache
-def operations() -> dict[str, Operation]:
+def operations() -> dict[str, Operation[..., Any]]:
     """Every operation of `MemoryOperations`, in declaration order."""
-    ops: dict[str, Operation] = {}
-    for name, member in vars(MemoryOperations).items():
-        if name.startswith("_") or name in NOT_CALLS:
-            continue
-        if isinstance(member, property):
-            ops[name] = Operation(name, inspect.signature(member.fget).replace(parameters=[]), member.fget, True,
-                                  member.__doc__ or "")
-        elif inspect.isfunction(member):
-            sig = inspect.signature(member)
-            params = list(sig.parameters.values())[1:]
-            ops[name] = Operation(name, sig.replace(parameters=params), member, doc=member.__doc__ or "")
-    return ops
+    return {name: member for name, member in vars(MemoryOperations).items() if isinstance(member, Operation)}

@@ -78,6 +78,7 @@ class ReEmbed:
         self.vectors: VectorSync | None = None
         self._holders: Sequence[Any] = ()  # every part whose `embedder` is switched
         self._on_switch: Callable[[], None] = lambda: None
+        self._save_choice: Callable[[str], Any] = lambda name: None  # the service's settings, saved (attach)
         self.active = DEFAULT_MODEL
         self.target: str | None = None
         self.done = self.total = 0
@@ -110,6 +111,8 @@ class ReEmbed:
         self._open_store = service.enrichment._second_store  # a second connection, opened like the store's
         self._holders = (service, service.ingest, service.retrieval, service.lifecycle, vectors)
         self._on_switch = service.ingest.forget_recent  # its near-duplicate window holds old vectors
+        self._save_choice = lambda name: service.save_settings(  # saving the settings starts the switch
+            dataclasses.replace(service.settings, embedding_model=name))
         chosen = service.settings.embedding_model if getattr(service.embedder, "model", None) else None
         self.active = getattr(service.embedder, "model", None) or self.store.get_meta(NAME_KEY) or DEFAULT_MODEL
         vectors.before_use = self.switch_if_ready
@@ -160,6 +163,17 @@ class ReEmbed:
         self.store, self.target, self._ready, self.error = store, None, False, None
         if (target := store.get_meta(TARGET_KEY) or None) and target != self.active:
             self._begin(target)
+
+    def set_embedding_model(self, name: str) -> dict[str, Any]:
+        """Choose the embedding model by name (saved in the settings, which starts the switch); the state."""
+        self._save_choice(resolve_model(name).name)
+        return self.status()
+
+    def embedding_model_status(self) -> dict[str, Any]:
+        """The embedding model in use, the one chosen, the models available and the re-embedding's progress
+        (a finished re-embedding is switched to here, if no search did it first)."""
+        self.switch_if_ready()
+        return self.status()
 
     def stop(self) -> None:
         """Stop the job after its current batch (what it wrote stays: the next start resumes)."""
@@ -262,21 +276,3 @@ class ReEmbed:
             message = f"Using {self.active}."
         return {"model": self.active, "chosen": self.target or self.active, "state": state, "done": self.done,
                 "total": self.total, "message": message, "models": available_models()}
-
-
-class EmbeddingModelOps:
-    """The service's operations on the embedding model (a part of MemoryService, kept here)."""
-
-    reembed: ReEmbed
-
-    def set_embedding_model(self, name: str) -> dict[str, Any]:
-        """Choose the embedding model by name; the switch re-embeds in the background (service/reembed.py)."""
-        service: Any = self  # a MemoryService: its settings, saved (which starts the switch)
-        service.save_settings(dataclasses.replace(service.settings, embedding_model=resolve_model(name).name))
-        return self.reembed.status()
-
-    def embedding_model_status(self) -> dict[str, Any]:
-        """The embedding model in use, the one chosen, the models available and the re-embedding's progress
-        (a finished re-embedding is switched to here, if no search did it first)."""
-        self.reembed.switch_if_ready()
-        return self.reembed.status()

@@ -20,6 +20,7 @@ from desktop_memory.ipc import address, client
 from desktop_memory.ipc.client import HostGone, HostTimeout, connect
 from desktop_memory.ipc.server import HANDSHAKE_S
 from desktop_memory.ipc.spawn import HostFailed, HostProcess, command
+from desktop_memory.service.protocol import operations
 
 pytestmark = pytest.mark.integration
 
@@ -190,8 +191,8 @@ def test_a_busy_host_is_waited_for_not_declared_hung(data_dir: Path, monkeypatch
         remote.add("The flight to Lisbon leaves at 7:40 from terminal 2")
         other = connect(data_dir)
         assert other is not None
-        monkeypatch.setitem(client.PATIENCE, "import_records", (0.2, 120.0))  # impatient, but the host answers pings
-        monkeypatch.setitem(client.PATIENCE, "ping", (0.5, 0.5))  # at once: not queued behind the import
+        monkeypatch.setattr(operations()["import_records"], "patience", (0.2, 120.0))  # impatient; the host pings
+        monkeypatch.setattr(client, "PING_PATIENCE", (0.5, 0.5))  # at once: not queued behind the import
         lines = [json.dumps({"content": f"Meeting note {n}: the budget review moves to room {n % 40}"})
                  for n in range(600)]
         started = time.monotonic()

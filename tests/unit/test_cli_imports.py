@@ -17,14 +17,6 @@ def test_the_cli_loads_the_engine_only_when_it_opens_one():
     assert json.loads(out) == []
 
 
-def test_host_commands_still_follow_the_handlers_types():
-    from desktop_memory.cli import commands
-    from desktop_memory.cli.main import HOST_COMMANDS
-
-    assert {"search", "add", "import", "status", "model"} <= HOST_COMMANDS
-    assert {"backup", "encryption", "enrich"}.isdisjoint(HOST_COMMANDS) and set(commands.HANDLERS) > HOST_COMMANDS
-
-
 def test_opening_the_engine_for_a_search_leaves_the_redaction_rules_uncompiled():
     """The redaction rules (~50 regular expressions, compiled when their module loads) are needed to store a
     text, not to search: a search's `search x` cold start does not pay for them."""

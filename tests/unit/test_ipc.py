@@ -266,20 +266,38 @@ def test_a_long_data_folder_path_gets_a_short_private_socket(tmp_path: Path, mon
     assert address.socket_address(deep) == where != address.socket_address(deep / "z")
 
 
-def test_every_command_routed_through_the_app_only_uses_what_the_socket_offers():
+def _handlers():
+    import desktop_memory.cli.main  # noqa: F401 - registers every command
     from desktop_memory.cli import commands
-    from desktop_memory.cli.main import HOST_COMMANDS
 
-    used: set[str] = set()
-    for name in HOST_COMMANDS:
-        tree = ast.parse(inspect.getsource(commands.HANDLERS[name]))
-        used |= {n.attr for n in ast.walk(tree)
-                 if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "service"}
+    return commands.HANDLERS
+
+
+def _service_calls(fn) -> set[str]:
+    tree = ast.parse(inspect.getsource(fn))
+    return {n.attr for n in ast.walk(tree)
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "service"}
+
+
+def test_every_command_only_uses_what_the_socket_offers():
     from desktop_memory.service.protocol import operations
 
     declared = {*operations(), "folder"}
-    assert used and used <= declared, used - declared  # a handler typed MemoryOperations uses only the protocol
-    assert {"search", "add", "import", "status", "model"} <= HOST_COMMANDS and "backup" not in HOST_COMMANDS
+    for name, fn in _handlers().items():
+        assert _service_calls(fn) <= declared, (name, _service_calls(fn) - declared)
+
+
+def test_a_command_has_the_folder_to_itself_exactly_when_it_calls_an_operation_declared_alone():
+    from desktop_memory.cli import commands
+    from desktop_memory.service.protocol import operations
+
+    ops = operations()
+    for name, fn in _handlers().items():
+        alone = {used for used in _service_calls(fn) if used in ops and ops[used].alone}
+        assert (name in commands.ALONE) == bool(alone), (name, alone)
+    assert {"backup", "encryption", "enrich"} == commands.ALONE
+    with pytest.raises(ValueError, match="not declared alone"):
+        commands.handler("search-alone", alone_for=("search",))
 
 
 def test_enrichment_status_and_model_go_through_the_app(fake_service, remote: RemoteService, tmp_path: Path,
@@ -347,10 +365,13 @@ def test_memory_service_implements_the_protocol_with_the_same_signatures(fake_se
     from desktop_memory.service.protocol import MemoryOperations, operations
 
     for name, op in operations().items():
-        if op.is_property:
-            assert hasattr(fake_service, name), name
+        if op.component is None:  # the service's own: its settings
+            assert name in vars(MemoryService), name
             continue
-        assert _params(getattr(MemoryService, name)) == _params(getattr(MemoryOperations, name)), name
+        part, method = op.component
+        done_by = getattr(getattr(fake_service, part), method)
+        assert _params(type(getattr(fake_service, part)).__dict__[method]) == _params(op.function), name
+        assert callable(done_by)
     assert isinstance(fake_service, MemoryOperations)
 
 
@@ -359,11 +380,10 @@ def test_dispatch_and_client_are_generated_from_the_protocol():
     from desktop_memory.service.protocol import MemoryOperations, operations
 
     assert set(CALLS) == {"ping", *operations()}
-    for name, op in operations().items():
-        if op.is_property:
-            assert isinstance(getattr(RemoteService, name), property), name
-        else:
-            assert _params(getattr(RemoteService, name)) == _params(getattr(MemoryOperations, name)), name
+    assert issubclass(RemoteService, MemoryOperations)
+    overridden = {name for name in operations() if name in vars(RemoteService)}
+    assert overridden == {"import_records"}  # streamed in chunks; every other operation is one call
+    assert _params(RemoteService.import_records) == _params(operations()["import_records"].function)
 
 
 class _Spy:
@@ -499,8 +519,10 @@ def test_an_operation_missing_from_the_dispatch_or_the_client_fails_that_check(s
     monkeypatch.delitem(server.CALLS, "versions")
     with pytest.raises(InvalidInput, match="unknown method 'versions'"):
         works_over_the_socket("versions", spy, remote, examples)
-    monkeypatch.delattr(RemoteService, "stats")
-    with pytest.raises(AttributeError):
+    from desktop_memory.service.lifecycle import Lifecycle  # the client has every operation: it inherits them
+
+    monkeypatch.delattr(Lifecycle, "stats")  # the component the declaration names lost its method
+    with pytest.raises(Exception, match="stats"):
         works_over_the_socket("stats", spy, remote, examples)
 
 
