@@ -1,6 +1,6 @@
 """The list of search results: a model over Memory objects and a delegate that draws each one.
 
-A result that stands for look-alike memories (a family, see docs/architecture.md "Searching") shows
+A result that stands for look-alike memories (a family, see docs/internals.md "Searching") shows
 "+N similar"; expanding it (Ctrl+Right, or a click on that label) inserts the members as rows of their own
 under it, selectable like any other row; collapsing (Ctrl+Left) takes them out again."""
 

@@ -160,7 +160,7 @@ def main(paste_on: bool = True, wm: bool = False) -> dict[str, object]:
 
     def open_and_search(query: str) -> bool:
         """The hotkey opens the window. Without a window manager Qt's own focus request for it is sometimes
-        refused (its X timestamp is older than the paste's focus change; see docs/architecture.md): then the
+        refused (its X timestamp is older than the paste's focus change; see docs/internals.md): then the
         window is focused as test_desktop_e2e does, and counted in `activation_refused`."""
         shown: list[str] = []
         window.search_finished.connect(lambda q, _n: shown.append(q))
