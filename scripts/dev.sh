@@ -100,6 +100,7 @@ case "${1:-run}" in
     test)
         shift || true
         "$VENV/bin/python" -m ruff check desktop_memory tests bench
+        "$VENV/bin/python" -m mypy  # the package, as pyproject.toml configures it (its exceptions listed there)
         # every test, inside a throw-away desktop session (Xvfb, tray host, D-Bus, keyring)
         bash scripts/with-desktop.sh "$VENV/bin/python" -m pytest "$@"
         # the whole suite also runs the Windows tier under Wine (cached outside the checkout: ~16-22 min the
