@@ -19,18 +19,19 @@ show one notice for the incident instead of one per job.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
 from ..core.errors import DesktopMemoryError, StorageError
-from ..ipc.client import HostGone, HostTimeout
+from ..ipc.client import HostGone, HostTimeout, RemoteService
 from ..ipc.lane import EngineLane
 from ..ipc.spawn import HostFailed
 from ..ipc.supervisor import Supervisor
@@ -73,6 +74,12 @@ class Job:
     retry: bool = True  # safe to run again when the host died under it (reads, idempotent writes, adds)
     hold: bool = False  # waits for the person's Retry while the engine is stopped (captures)
     tries: int = 0
+
+
+def as_operations(remote: RemoteService) -> MemoryOperations:
+    """The engine host's client as the protocol it answers: RemoteService gets one method per operation of
+    MemoryOperations when ipc/client.py is imported, which a type checker cannot see."""
+    return cast(MemoryOperations, remote)
 
 
 class EngineBridge(QObject):
@@ -274,7 +281,7 @@ class EngineBridge(QObject):
             self.service = None
         self.engine_state.emit("restarting", "")
         try:
-            self.service = self._supervisor.restart()
+            self.service = as_operations(self._supervisor.restart())
         except HostFailed as exc:
             self._stopped_reason = str(exc).rstrip(".")
             self.engine_state.emit("stopped", COULD_NOT_START.format(reason=self._stopped_reason))
@@ -299,7 +306,7 @@ class EngineBridge(QObject):
             return  # a Retry only means something while stopped
         self.engine_state.emit("restarting", "")
         try:
-            self.service = self._supervisor.restart(fresh=True)
+            self.service = as_operations(self._supervisor.restart(fresh=True))
         except HostFailed as exc:
             self._stopped_reason = str(exc).rstrip(".")
             self.engine_state.emit("stopped", COULD_NOT_START.format(reason=self._stopped_reason))
@@ -307,5 +314,5 @@ class EngineBridge(QObject):
         self._stopped_reason = None
         held, self._held = self._held, []
         for job in reversed(held):
-            self._lane.put(lambda job=job: self._run(job), front=True)
+            self._lane.put(functools.partial(self._run, job), front=True)
         self._restarted()
