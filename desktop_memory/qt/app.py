@@ -89,9 +89,11 @@ class DesktopApp(QObject):
         self.model_problem = ""  # the local model's problem, as the engine last said it
         self.welcome: WelcomeWindow | None = None
         self.instance = single_instance.InstanceServer(single_instance.server_name(data_dir), self)
-        self._resume = QTimer(self, singleShot=True, timeout=self.resume_capture)
+        self._resume = QTimer(self, singleShot=True)
+        self._resume.timeout.connect(self.resume_capture)
         self.queue_watch = QueueWatch(lambda: connect(data_dir), self)  # the queue's length, pushed by the engine
-        self._tray_watch = QTimer(self, interval=1000, timeout=self._check_tray)
+        self._tray_watch = QTimer(self, interval=1000)
+        self._tray_watch.timeout.connect(self._check_tray)
 
         self.bridge.engine_state.connect(self._engine_state)
         self.bridge.opened.connect(self._opened)
@@ -265,7 +267,7 @@ class DesktopApp(QObject):
         self.bridge.stop()
         if self.host is not None:
             self.host.stop()  # closes its stdin: it stops enrichment, closes the engine, removes the socket
-        QApplication.instance().exit(self.exit_code)
+        QApplication.exit(self.exit_code)
 
     def _show_hotkeys(self, problems: dict[str, str]) -> None:
         """`bind`'s problems, or the ones the Wayland portal reported later ({}: all set): the menu shows only the
@@ -443,7 +445,8 @@ def run_app(data_dir: Path, argv: list[str] | None = None) -> int:
         return 1
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: QTimer.singleShot(0, desktop.quit))
-    wake = QTimer(interval=250, timeout=lambda: None)  # lets Python run its signal handlers
+    wake = QTimer(interval=250)  # lets Python run its signal handlers
+    wake.timeout.connect(lambda: None)
     wake.start()
     log.info("app started (pid %d)", os.getpid())
     return app.exec()

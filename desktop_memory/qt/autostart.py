@@ -74,7 +74,9 @@ def startup_shortcut() -> Path | None:
 
 
 def _set_windows(enabled: bool, data_dir: Path | None) -> None:
-    import winreg  # Windows only
+    if sys.platform != "win32":  # (winreg has these names on Windows only, for mypy too)
+        raise OSError("the Run key is on Windows only")
+    import winreg
 
     with winreg.CreateKeyEx(winreg.HKEY_CURRENT_USER, RUN_KEY, 0, winreg.KEY_SET_VALUE) as key:
         if enabled:
@@ -88,7 +90,9 @@ def _set_windows(enabled: bool, data_dir: Path | None) -> None:
 
 
 def _windows_enabled() -> bool:
-    import winreg  # Windows only
+    if sys.platform != "win32":  # (winreg has these names on Windows only, for mypy too)
+        raise OSError("the Run key is on Windows only")
+    import winreg
 
     shortcut = startup_shortcut()
     if shortcut is not None and shortcut.exists():

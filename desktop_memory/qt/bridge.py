@@ -19,6 +19,7 @@ show one notice for the incident instead of one per job.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import logging
 import threading
@@ -305,5 +306,5 @@ class EngineBridge(QObject):
         self._stopped_reason = None
         held, self._held = self._held, []
         for job in reversed(held):
-            self._lane.put(lambda job=job: self._run(job), front=True)
+            self._lane.put(functools.partial(self._run, job), front=True)
         self._restarted()

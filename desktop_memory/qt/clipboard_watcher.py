@@ -35,8 +35,10 @@ class ClipboardWatcher(QObject):
         self.clipboard = QGuiApplication.clipboard()
         self.windows = ActiveWindow()
         self.coalescer: Coalescer[Snapshot] = Coalescer(quiet_s=quiet_s, max_hold_s=max_hold_s)
-        self._timer = QTimer(self, singleShot=True, timeout=self._release)
-        self._poll = QTimer(self, interval=POLL_MS, timeout=self._poll_changed)
+        self._timer = QTimer(self, singleShot=True)
+        self._timer.timeout.connect(self._release)
+        self._poll = QTimer(self, interval=POLL_MS)
+        self._poll.timeout.connect(self._poll_changed)
         self._last_seen = ""
         self._last_count: int | None = None
         self.pasteboard = _mac_pasteboard() if sys.platform == "darwin" else None

@@ -18,6 +18,7 @@ import logging
 import os
 import sys
 from collections.abc import Mapping
+from typing import Protocol
 
 from PySide6.QtCore import QObject, Signal
 
@@ -39,6 +40,14 @@ def desktop_mode() -> str:
     return "x11" if os.environ.get("DISPLAY") else "unsupported"
 
 
+class HotkeyBackend(Protocol):
+    """An OS backend: X11Hotkeys, PortalHotkeys, MacHotkeys or WindowsGlobalHotkeys."""
+
+    def bind(self, combos: Mapping[str, str]) -> dict[str, str]: ...
+
+    def close(self) -> None: ...
+
+
 class GlobalHotkeys(QObject):
     pressed = Signal(str)  # the action name ("search", "capture", "selection")
     late_problems = Signal(dict)  # {action: problem} the Wayland portal reported after `bind` returned ({}: all set)
@@ -48,7 +57,7 @@ class GlobalHotkeys(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.mode = desktop_mode()
-        self._backend = None
+        self._backend: HotkeyBackend | None = None
         self.note = ""
         if self.mode == "x11" and os.environ.get("QT_QPA_PLATFORM", "xcb") == "xcb":
             try:
@@ -75,7 +84,7 @@ class GlobalHotkeys(QObject):
         used = names.get(type(self._backend).__name__, "") if self._backend else ""
         log.info("global hotkeys: %s", used or self.note)
 
-    def _portal(self):
+    def _portal(self) -> HotkeyBackend | None:
         """The GlobalShortcuts portal backend (it starts on its own thread: nothing here waits for D-Bus), or
         None with the documented fallback in `note`; no bus, no portal or no GlobalShortcuts come later."""
         try:
@@ -100,7 +109,7 @@ class GlobalHotkeys(QObject):
         self.note = WAYLAND_HINT
         self.late_problems.emit({})
 
-    def _windows(self):
+    def _windows(self) -> HotkeyBackend | None:
         """RegisterHotKey for the GUI thread, WM_HOTKEY through a native event filter (qt/native_hotkeys.py)."""
         try:
             from .native_hotkeys import WindowsGlobalHotkeys

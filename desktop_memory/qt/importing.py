@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator
-from typing import IO
+from typing import IO, Protocol, cast
 
 from ..engine import records
 from ..ipc.streaming import ImportFeed, open_import
@@ -27,6 +27,10 @@ Lines = Iterable[Line]
 IMPORT_CHUNK = 256  # the service's own batch; smaller chunks measured slower with no shorter stalls
 
 
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
 class ChunkedImport:
     """Imports JSON Lines chunk by chunk; `progress(report)` after each, `done(report)` at the end."""
 
@@ -37,7 +41,7 @@ class ChunkedImport:
         self.done, self.failed, self.progress = done, failed, progress
         self.report = ImportReport()
         self._lines: Iterator[Line] | None = None
-        self._handle: IO[bytes] | None = None
+        self._handle: _Closable | None = None  # a file or a generator: closed at the end
         self._feed: ImportFeed | None = None
 
     def start(self) -> None:
@@ -50,10 +54,11 @@ class ChunkedImport:
         """On the engine thread: feed the next chunk; True when the input is exhausted and the import done."""
         if self._lines is None:
             source = self.open_lines()
-            self._handle = source if hasattr(source, "close") else None  # type: ignore[assignment]
+            self._handle = cast(_Closable, source) if hasattr(source, "close") else None
+            lines: Lines = source
             if hasattr(source, "readline"):  # a file: never a whole over-long line in memory
-                source = records.read_lines(source, records.line_limit(service.settings.max_bytes))
-            self._lines = iter(source)
+                lines = records.read_lines(cast(IO[bytes], source), records.line_limit(service.settings.max_bytes))
+            self._lines = iter(lines)
             self._feed = open_import(service)
         assert self._feed is not None
         batch, finished = self._take()

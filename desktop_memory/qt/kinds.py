@@ -55,10 +55,6 @@ def kind_of(m: Memory) -> str:
     return "note"
 
 
-def is_code(m: Memory) -> bool:
-    return kind_of(m) == "code"
-
-
 def tint(kind: str, dark: bool) -> QColor:
     """The kind's colour: saturated enough to tell kinds apart, readable on light and dark backgrounds."""
     return QColor.fromHsl(_HUES.get(kind, 45), 150 if dark else 170, 150 if dark else 110)

@@ -2,50 +2,52 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QRectF
+from PySide6.QtCore import QRect, QRectF
 from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPainterPath, QPalette, QRegion
-from PySide6.QtWidgets import QFrame, QLabel, QLineEdit, QListView, QSplitter, QStackedWidget, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QLabel,
+    QLayout,
+    QLineEdit,
+    QSplitter,
+    QStackedWidget,
+    QStyleOptionViewItem,
+    QWidget,
+)
 
 from .preview import PreviewPane
+from .result_list import ResultList
 from .result_row import secondary
-from .results import ResultDelegate, ResultsModel
 
 WIDTH, WIDTH_WITH_PREVIEW = 760, 1120  # logical pixels, at most 92 % of the screen
 MAX_ROWS = 7  # the panel grows with its results up to this many rows, then the list scrolls
 RADIUS = 12
 
 
-class PanelLook(QWidget):
-    """Painting, palette and geometry of the search panel (the widgets are made by SearchWindow)."""
+class PanelLook:
+    """Painting, palette and geometry of the search panel; the panel's widgets are made and laid out by
+    SearchWindow, which calls `paint` from its paintEvent, `round_corners` from its resizeEvent and `style` when
+    the palette changes."""
 
-    query: QLineEdit
-    list: QListView
-    empty: QLabel
-    stack: QStackedWidget
-    preview: PreviewPane
-    splitter: QSplitter
-    line: QFrame
-    status: QLabel
-    undo_label: QLabel
-    footer: QWidget
-    model: ResultsModel
-    delegate: ResultDelegate
+    def __init__(self, panel: QWidget, layout: QLayout, *, query: QLineEdit, results: ResultList, empty: QLabel,
+                 stack: QStackedWidget, preview: PreviewPane, body: QSplitter, line: QFrame, status: QLabel,
+                 footer: QWidget) -> None:
+        self.panel, self.layout = panel, layout
+        self.query, self.results, self.empty, self.stack = query, results, empty, stack
+        self.preview, self.body, self.line, self.status, self.footer = preview, body, line, status, footer
 
-    def _update_status(self) -> None:  # the status line's text: SearchWindow's
-        """Redraw the footer's words (after a palette change)."""
-
-    def _style(self) -> None:
+    def style(self) -> None:
         """Colours from the system palette (light or dark): one surface, a footer band, readable hints."""
-        pal = self.palette()
+        pal = self.panel.palette()
         base = pal.color(QPalette.ColorRole.Base)
-        for w in (self.query, self.list, self.list.viewport(), self.empty, self.stack):
+        for w in (self.query, self.results, self.results.viewport(), self.empty, self.stack):
             p = w.palette()
             p.setColor(QPalette.ColorRole.Base, base)
             p.setColor(QPalette.ColorRole.Window, base)
             w.setPalette(p)
-        self.list.viewport().setAutoFillBackground(False)
+        self.results.viewport().setAutoFillBackground(False)
         handle = pal.color(QPalette.ColorRole.Mid).name()
-        self.list.setStyleSheet(
+        self.results.setStyleSheet(
             "QListView { background: transparent; }"
             "QScrollBar:vertical { width: 10px; background: transparent; margin: 4px 2px 4px 0; }"
             f"QScrollBar::handle:vertical {{ background: {handle}; border-radius: 4px; min-height: 28px; }}"
@@ -56,14 +58,13 @@ class PanelLook(QWidget):
         self.line.setStyleSheet(f"color: {mid};")
         dim = secondary(pal).name()
         self.status.setStyleSheet(f"color: {dim};")
-        self.undo_label.setStyleSheet("")
 
-    def paintEvent(self, event: object) -> None:  # noqa: N802 - Qt override
-        """The rounded surface, its outline and the footer band."""
-        p = QPainter(self)
+    def paint(self) -> None:
+        """The rounded surface, its outline and the footer band (during the panel's paint event)."""
+        p = QPainter(self.panel)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        pal = self.palette()
-        rect = QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5)
+        pal = self.panel.palette()
+        rect = QRectF(self.panel.rect()).adjusted(0.5, 0.5, -0.5, -0.5)
         path = QPainterPath()
         path.addRoundedRect(rect, RADIUS, RADIUS)
         p.fillPath(path, pal.color(QPalette.ColorRole.Base))
@@ -76,53 +77,41 @@ class PanelLook(QWidget):
         p.drawPath(path)
         p.end()
 
-    def resizeEvent(self, event: object) -> None:  # noqa: N802 - Qt override
+    def round_corners(self) -> None:
         """Round the corners for window systems without a compositor (a mask; painted edges where there is one)."""
         path = QPainterPath()
-        path.addRoundedRect(QRectF(self.rect()), RADIUS, RADIUS)
-        self.setMask(QRegion(path.toFillPolygon().toPolygon()))
-        super().resizeEvent(event)  # type: ignore[arg-type]
+        path.addRoundedRect(QRectF(self.panel.rect()), RADIUS, RADIUS)
+        self.panel.setMask(QRegion(path.toFillPolygon().toPolygon()))
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
-        if event.type() == QEvent.Type.PaletteChange:
-            self._style()
-            self._update_status()
-        super().changeEvent(event)
-
-    def _screen_area(self) -> object:
-        screen = (QGuiApplication.screenAt(self.cursor().pos()) or self.screen()
+    def screen_area(self) -> QRect | None:
+        """The available area of the screen under the mouse (else the panel's, else the primary one)."""
+        screen = (QGuiApplication.screenAt(self.panel.cursor().pos()) or self.panel.screen()
                   or QGuiApplication.primaryScreen())
         return screen.availableGeometry() if screen is not None else None
 
-    def _fit(self) -> None:
+    def fit(self) -> None:
         """Size the panel to what it shows: as many rows as there are (up to MAX_ROWS), wider with the preview."""
-        area = self._screen_area()
+        panel, area = self.panel, self.screen_area()
         max_w = int(area.width() * 0.92) if area is not None else WIDTH_WITH_PREVIEW
         max_h = int(area.height() * 0.8) if area is not None else 700
         width = min(WIDTH_WITH_PREVIEW if self.preview.isVisible() else WIDTH, max_w)
-        row_h = self.delegate.rows(self.list.viewOptions() if hasattr(self.list, "viewOptions")
-                                   else self._row_option()).row_height
+        option = QStyleOptionViewItem()
+        option.initFrom(self.results)
+        row_h = self.results.delegate.rows(option).row_height
         if self.preview.isVisible():
             body = MAX_ROWS * row_h + 8
-        elif self.stack.currentWidget() is self.list:
-            body = max(1, min(self.model.rowCount(), MAX_ROWS)) * row_h + 8
+        elif self.stack.currentWidget() is self.results:
+            body = max(1, min(self.results.results.rowCount(), MAX_ROWS)) * row_h + 8
         else:
             body = max(self.empty.heightForWidth(width - 2), 90)
-        chrome = self.height() - self.splitter.height() if self.splitter.height() > 0 else 0
-        self.splitter.setFixedHeight(min(body, max_h - 160))
-        self.layout().invalidate()
-        self.layout().activate()
-        height = min(self.layout().sizeHint().height(), max_h) if chrome >= 0 else max_h
-        if self.size().width() != width or self.size().height() != height:
-            centre = self.geometry().center().x()
-            self.resize(width, height)  # the top stays put: the panel grows and shrinks downwards
-            if self.isVisible() and area is not None:
+        chrome = panel.height() - self.body.height() if self.body.height() > 0 else 0
+        self.body.setFixedHeight(min(body, max_h - 160))
+        self.layout.invalidate()
+        self.layout.activate()
+        height = min(self.layout.sizeHint().height(), max_h) if chrome >= 0 else max_h
+        if panel.size().width() != width or panel.size().height() != height:
+            centre = panel.geometry().center().x()
+            panel.resize(width, height)  # the top stays put: the panel grows and shrinks downwards
+            if panel.isVisible() and area is not None:
                 left = min(max(area.left(), centre - width // 2), area.right() - width)
-                self.move(left, self.y())
-
-    def _row_option(self) -> object:
-        from PySide6.QtWidgets import QStyleOptionViewItem
-
-        option = QStyleOptionViewItem()
-        option.initFrom(self.list)
-        return option
+                panel.move(left, panel.y())

@@ -65,11 +65,11 @@ class PreviewPane(QWidget):
         self.versions = QListWidget()
         self.versions.setAccessibleName("Earlier versions")
         self.versions.setMaximumHeight(110)
-        self.versions.currentRowChanged.connect(lambda _: self.restore_button.setEnabled(
-            self.versions.currentItem() is not None))
         self.restore_button = QPushButton("&Restore version")
         self.restore_button.setToolTip("Make the chosen earlier text current again (the current text is kept "
                                        "as a version)")
+        self.versions.currentRowChanged.connect(lambda _: self.restore_button.setEnabled(
+            self.versions.currentItem() is not None))
         self.restore_button.clicked.connect(self.restore)
         self.restore_button.setEnabled(False)
         self.versions_row = QWidget()

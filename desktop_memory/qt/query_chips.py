@@ -34,15 +34,17 @@ def render_chips(chips: QHBoxLayout, text: Callable[[], str], set_query: Callabl
         return
     chips.setProperty(_SHOWN, key)
     while (item := chips.takeAt(0)) is not None:
-        if item.widget():
-            item.widget().deleteLater()
+        if (widget := item.widget()) is not None:
+            widget.deleteLater()
     for label, token, remove in specs:
+        chip = QToolButton()
+        chip.setText(label)
         if remove:
-            chip = QToolButton(text=label, toolTip=f"Remove the filter {token}")
+            chip.setToolTip(f"Remove the filter {token}")
             chip.setAutoRaise(False)
             chip.clicked.connect(lambda _=False, t=token: set_query(display.without_token(text(), t)))
         else:
-            chip = QToolButton(text=label, toolTip=f"Add the filter {token}")
+            chip.setToolTip(f"Add the filter {token}")
             chip.setAutoRaise(True)
             chip.clicked.connect(lambda _=False, t=token: set_query(f"{text().rstrip()} {t} ".lstrip()))
         chips.addWidget(chip)

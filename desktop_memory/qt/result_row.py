@@ -100,12 +100,12 @@ def snippet_text(m: Memory, title: str, pattern: re.Pattern[str] | None, code: b
             rest = rest[max(0, hit - 1):] if hit > 1 else rest
         return textwrap.dedent("\n".join(rest[:2]))
     if not m.title and kinds.kind_of(m) == "email":  # the headers but the subject, then the message
-        rest = "\n".join(ln for ln in m.content.splitlines() if not _SUBJECT.match(ln))
+        body = "\n".join(ln for ln in m.content.splitlines() if not _SUBJECT.match(ln))
     else:
-        rest = m.content if m.title else display.after_title(m.content, title.removesuffix(ELLIPSIS).rstrip())
-    flat = " ".join(rest.split())
-    if pattern and (hit := pattern.search(flat)) and hit.start() > width // 4:
-        start = flat.rfind(" ", 0, hit.start() - 40) + 1
+        body = m.content if m.title else display.after_title(m.content, title.removesuffix(ELLIPSIS).rstrip())
+    flat = " ".join(body.split())
+    if pattern and (found := pattern.search(flat)) and found.start() > width // 4:
+        start = flat.rfind(" ", 0, found.start() - 40) + 1
         return ELLIPSIS + " " + flat[start:start + width]
     return flat[:width]
 
@@ -213,7 +213,8 @@ def continued(title: str, shown: list[list[tuple[str, bool, float]]], body: str)
 def secondary(palette: QPalette) -> QColor:
     """Secondary text: the text colour blended 30 % toward the background (contrast stays above 4.5:1)."""
     text, base = palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Base)
-    return QColor(*(int(a * 0.7 + b * 0.3) for a, b in zip(text.getRgb()[:3], base.getRgb()[:3], strict=True)))
+    rgb = zip((text.red(), text.green(), text.blue()), (base.red(), base.green(), base.blue()), strict=True)
+    return QColor(*(int(a * 0.7 + b * 0.3) for a, b in rgb))
 
 
 def is_dark(palette: QPalette) -> bool:

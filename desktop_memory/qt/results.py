@@ -19,7 +19,7 @@ from PySide6.QtCore import (
     Signal,
 )
 from PySide6.QtGui import QMouseEvent
-from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from ..core.models import Memory
 from . import display, kinds
@@ -136,6 +136,12 @@ class ResultsModel(QAbstractListModel):
                 self.endRemoveRows()
 
 
+def _query(index: AnyIndex) -> str:
+    """The query whose words a row highlights."""
+    model = index.model()
+    return model.query if isinstance(model, ResultsModel) else ""
+
+
 class ResultDelegate(QStyledItemDelegate):
     """Draws a result (see result_row.py); every row has the same height, from the fonts alone.
     A click on "+N similar" expands (or collapses) the row's look-alikes."""
@@ -155,9 +161,9 @@ class ResultDelegate(QStyledItemDelegate):
     def paint(self, painter: Any, option: QStyleOptionViewItem, index: AnyIndex) -> None:
         m: Memory = index.data(MemoryRole)
         view = option.widget
-        query = index.model().query if isinstance(index.model(), ResultsModel) else ""
+        query = _query(index)
         state = option.state
-        current = view is not None and view.currentIndex() == index
+        current = isinstance(view, QAbstractItemView) and view.currentIndex() == index
         dpr = view.devicePixelRatioF() if view is not None else 1.0
         self.rows(option).paint(
             painter, option.rect, option.palette, m, query, selected=bool(state & QStyle.StateFlag.State_Selected),
@@ -169,7 +175,7 @@ class ResultDelegate(QStyledItemDelegate):
 
     def similar_rect(self, option: QStyleOptionViewItem, index: AnyIndex) -> QRectF:
         """Where a row's "+N similar" is (empty when it has none)."""
-        query = index.model().query if isinstance(index.model(), ResultsModel) else ""
+        query = _query(index)
         return self.rows(option).similar_rect(option.rect, index.data(MemoryRole), index.data(SimilarRole), query)
 
     def _indent(self, index: AnyIndex) -> int:

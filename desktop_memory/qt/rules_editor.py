@@ -88,9 +88,15 @@ class RulesEditor(QWidget):
                 item.setToolTip("a built-in rule: switch it off with its checkbox")
             self.table.setItem(row, col, item)
 
+    def _cell(self, row: int, col: int) -> QTableWidgetItem:
+        """A cell's item: _add_row gives every column but the action's (a combo box) one."""
+        item = self.table.item(row, col)
+        assert item is not None
+        return item
+
     def _remove_selected(self) -> None:
         for row in sorted({i.row() for i in self.table.selectedIndexes()}, reverse=True):
-            if not self.table.item(row, 0).data(Qt.ItemDataRole.UserRole):
+            if not self._cell(row, 0).data(Qt.ItemDataRole.UserRole):
                 self.table.removeRow(row)
 
     # -- reading ----------------------------------------------------------------------------------
@@ -99,10 +105,10 @@ class RulesEditor(QWidget):
         rules: list[dict[str, Any]] = []
         disabled: list[str] = []
         for row in range(self.table.rowCount()):
-            on = self.table.item(row, 0).checkState() == Qt.CheckState.Checked
-            values = {name: self.table.item(row, col).text().strip()
+            on = self._cell(row, 0).checkState() == Qt.CheckState.Checked
+            values = {name: self._cell(row, col).text().strip()
                       for col, name in enumerate(FIELDS, start=1) if name is not None}
-            if self.table.item(row, 0).data(Qt.ItemDataRole.UserRole):
+            if self._cell(row, 0).data(Qt.ItemDataRole.UserRole):
                 if not on:
                     disabled.append(values["name"])
                 continue

@@ -1,47 +1,96 @@
-"""What the search panel does with a selection: copy, pin, forget (with the undo bar), preview, edit."""
+"""What the search panel does with a selection: copy (and paste), pin, forget (with the undo bar), edit.
+
+Each engine call goes through the bridge and answers on the GUI thread; nothing here waits."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import Protocol
+
+from PySide6.QtWidgets import QLabel
 
 from ..core.context import Context
 from ..core.models import Memory
 from . import display
-from .paste_flow import put_on_clipboard
+from .bridge import EngineBridge
+from .paste_flow import PasteFlow
+from .preview_control import PreviewControl
+from .result_list import ResultList
+from .undo_bar import UndoBar
 
 log = logging.getLogger("desktop_memory.qt.search_window")
 
-UNDO_MS = 10_000
 
-__all__ = ["UNDO_MS", "SearchActions", "put_on_clipboard"]
+class Panel(Protocol):
+    """What the actions need from the window around them (SearchWindow)."""
+
+    budget: int  # the context pack's token budget and format (settings)
+    fmt: str
+
+    def hide(self) -> None: ...
+
+    def bring_back(self) -> None:
+        """Show the panel again, in front and focused."""
+
+    def search_again(self, select_id: str | None = None, keep_ids: list[str] | None = None) -> None:
+        """Run the query again; the cursor goes to `select_id`, and `keep_ids` stay selected."""
+
+    def show_nothing_left(self) -> None:
+        """The list is empty now: say so for the query shown."""
+
+    def update_status(self) -> None:
+        """The footer, for the selection now."""
 
 
 class SearchActions:
-    """The actions of SearchWindow; each engine call goes through its bridge and answers on the GUI thread."""
+    """Copy and paste, pin, forget and undo, and the preview's edits, for the selection of a ResultList.
 
+    `notice(message)` tells the tray (never memory content); `copied(kind, memories, tokens)` reports a copy."""
+
+    def __init__(self, panel: Panel, bridge: EngineBridge, results: ResultList, paster: PasteFlow,
+                 preview: PreviewControl, undo_bar: UndoBar, paste_problem: QLabel, *,
+                 notice: Callable[[str], None], copied: Callable[[str, int, int], None]) -> None:
+        self.panel, self.bridge, self.list, self.paster = panel, bridge, results, paster
+        self.preview, self.undo_bar, self.paste_problem = preview, undo_bar, paste_problem
+        self.notice, self.copied = notice, copied
+        self._forgotten: list[str] = []  # what Ctrl+Z brings back
+        self._pasting = ""  # what is being pasted (for the notice once the paste is sent)
+        paster.finished.connect(self._paste_finished)
+        undo_bar.undo.clicked.connect(self.undo_forget)
+        undo_bar.timer.timeout.connect(self._undo_expired)
+        preview.pane.save_requested.connect(self.save_edit)
+        preview.pane.restore_requested.connect(self.restore_version)
+
+    @property
+    def can_undo(self) -> bool:
+        """Whether a forget can still be undone (Ctrl+Z, the undo bar)."""
+        return bool(self._forgotten)
+
+    # -- copy and paste ------------------------------------------------------------------------
     def copy_context(self) -> None:
-        ids = [m.id for m in self.selected_memories()]
+        ids = [m.id for m in self.list.selected_memories()]
         if not ids:
             return
-        budget, fmt = self.budget, self.fmt
-        about = " ".join(t for t in self.model.query.split() if t not in display.filter_tokens(self.model.query))
+        budget, fmt, query = self.panel.budget, self.panel.fmt, self.list.results.query
+        about = " ".join(t for t in query.split() if t not in display.filter_tokens(query))
         self.bridge.submit(lambda s: s.context(about or None, ids=ids, budget=budget, fmt=fmt), self._context_ready,
-                           self.notice.emit)
+                           self.notice)
 
     def _context_ready(self, ctx: Context) -> None:
         what = f"context: {len(ctx.included)} memories, ~{ctx.tokens} tokens"
         self._deliver(ctx.text, what)
         log.info("context copied: %d memories, %d tokens", len(ctx.included), ctx.tokens)
-        self.copied.emit("context", len(ctx.included), ctx.tokens)
+        self.copied("context", len(ctx.included), ctx.tokens)
 
     def copy_text(self) -> None:
-        chosen = self.selected_memories()
+        chosen = self.list.selected_memories()
         if not chosen:
             return
         text = "\n\n".join(m.content for m in chosen)
         self._deliver(text, "")
         log.info("text copied: %d memories", len(chosen))
-        self.copied.emit("text", len(chosen), 0)
+        self.copied("text", len(chosen), 0)
 
     def _deliver(self, text: str, what: str) -> None:
         """Copy, hide, then (where it works and is wanted) paste into the window the search was opened over
@@ -50,131 +99,101 @@ class SearchActions:
         self.paste_problem.hide()
         self._pasting = what
         if self.paster.deliver(text):
-            self.hide()
+            self.panel.hide()
             return
-        self.hide()
+        self.panel.hide()
         if what:
-            self.notice.emit(f"Copied {what} — paste with {self.paster.support.paste_keys}")
+            self.notice(f"Copied {what} — paste with {self.paster.support.paste_keys}")
 
     def _paste_finished(self, problem: str | None) -> None:
         what, self._pasting = self._pasting, ""
         if problem is None:
             if what:
-                self.notice.emit(f"Pasted {what}")
+                self.notice(f"Pasted {what}")
             return
         self.paster.target = None  # Enter again copies only (the window it came from did not take the paste)
         self.paste_problem.setText(f"Copied, not pasted: {problem}")
         self.paste_problem.show()
-        self.show()
-        self.raise_()
-        self.activateWindow()
+        self.panel.bring_back()
 
+    # -- pin -------------------------------------------------------------------------------------
     def toggle_pin(self) -> None:
-        chosen = self.selected_memories()
+        chosen = self.list.selected_memories()
         if not chosen:
             return
         pin = not all(m.pinned for m in chosen)
         ids = [m.id for m in chosen]
-        self.bridge.submit(lambda s: [s.set_pinned(i, pin) for i in ids], self._pinned, self.notice.emit)
+        self.bridge.submit(lambda s: [s.set_pinned(i, pin) for i in ids], self._pinned, self.notice)
 
     def _pinned(self, memories: list[Memory]) -> None:
         """Show the change, then search again so pinned memories move up at once (the cursor stays on its memory)."""
-        current = self.current_memory()
-        self._keep_ids = [m.id for m in self.selected_memories()]
+        current = self.list.current_memory()
+        keep = [m.id for m in self.list.selected_memories()]
         self._changed(memories)
-        self._want_id = current.id if current else None
-        self.run_search()
+        self.panel.search_again(current.id if current else None, keep)
 
     def _changed(self, memories: list[Memory]) -> None:
         for m in memories:
-            self.model.replace(m)
-        if self.preview.isVisible() and (m := self.current_memory()):
-            self._preview(m)
-        self._update_status()
+            self.list.results.replace(m)
+        self.preview.refresh()
+        self.panel.update_status()
 
+    # -- forget, restore, undo -------------------------------------------------------------------
     def forget(self) -> None:
         """Forget the selection (Ctrl+Z brings it back); a selection of forgotten memories (`is:forgotten`) is
         restored instead."""
-        chosen = self.selected_memories()
+        chosen = self.list.selected_memories()
         if not chosen:
             return
         ids = [m.id for m in chosen]
         if all(m.forgotten for m in chosen):
-            self.bridge.submit(lambda s: [s.set_forgotten(i, False) for i in ids], self._restored, self.notice.emit)
+            self.bridge.submit(lambda s: [s.set_forgotten(i, False) for i in ids], self._restored, self.notice)
             return
-        row = min(self.list.currentIndex().row(), self.model.rowCount() - 1)
+        row = min(self.list.currentIndex().row(), self.list.results.rowCount() - 1)
         self.bridge.submit(lambda s: [s.set_forgotten(i, True) for i in ids],
-                           lambda _: self._forgotten_done(ids, row), self.notice.emit)
+                           lambda _: self._forgotten_done(ids, row), self.notice)
 
     def _forgotten_done(self, ids: list[str], row: int) -> None:
-        self.model.remove(set(ids))
+        model = self.list.results
+        model.remove(set(ids))
         self._forgotten = ids
-        n = len(ids)
-        self.undo_label.setText(f"Forgot {n} memor{'y' if n == 1 else 'ies'}. Ctrl+Z brings "
-                                f"{'it' if n == 1 else 'them'} back.")
-        self.undo_bar.show()
-        self._undo_timer.start()
-        if self.model.rowCount():
-            self._select_row(min(max(row, 0), self.model.rowCount() - 1))
+        self.undo_bar.offer(len(ids))
+        if model.rowCount():
+            self.list.select_row(min(max(row, 0), model.rowCount() - 1))
         else:
-            self._show_empty(self.query.text())
-        self._update_status()
+            self.panel.show_nothing_left()
+        self.panel.update_status()
 
     def _restored(self, memories: list[Memory]) -> None:
         self._changed(memories)
         n = len(memories)
-        self.notice.emit(f"Restored {n} memor{'y' if n == 1 else 'ies'}")
+        self.notice(f"Restored {n} memor{'y' if n == 1 else 'ies'}")
 
     def undo_forget(self) -> None:
         ids, self._forgotten = self._forgotten, []
         if not ids:
             return
-        self.undo_bar.hide()
-        self._undo_timer.stop()
-
-        def done(_: object) -> None:
-            self._want_id = ids[0]
-            self.run_search()
-
-        self.bridge.submit(lambda s: [s.set_forgotten(i, False) for i in ids], done, self.notice.emit)
+        self.undo_bar.withdraw()
+        self.bridge.submit(lambda s: [s.set_forgotten(i, False) for i in ids],
+                           lambda _: self.panel.search_again(ids[0]), self.notice)
 
     def _undo_expired(self) -> None:
         """After UNDO_MS the forget is final for Ctrl+Z (which then undoes typing again); is:forgotten restores."""
         self._forgotten = []
         self.undo_bar.hide()
-        self._update_status()
+        self.panel.update_status()
 
-    def open_preview(self) -> None:
-        if (m := self.current_memory()) is not None:
-            self._preview(m)
-            self.preview.show()
-            self._fit()
-            self._update_status()
-
-    def toggle_preview(self) -> None:
-        if self.preview.isVisible():
-            self.preview.hide()
-            self._fit()
-            self._update_status()
-        else:
-            self.open_preview()
-
-    def close_preview(self) -> None:
-        self.preview.hide()
-        self._fit()
-        self._update_status()
-        self.list.setFocus()
-
-    def _save_edit(self, memory_id: str, text: str) -> None:
-        self.bridge.submit(lambda s: [s.edit(memory_id, content=text)], self._edit_saved, self.notice.emit)
+    # -- the preview's edits ---------------------------------------------------------------------
+    def save_edit(self, memory_id: str, text: str) -> None:
+        self.bridge.submit(lambda s: [s.edit(memory_id, content=text)], self._edit_saved, self.notice)
 
     def _edit_saved(self, memories: list[Memory]) -> None:
         self._changed(memories)
-        self.notice.emit("Saved the edit")
+        self.notice("Saved the edit")
 
-    def _restore_version(self, memory_id: str, seq: int) -> None:
-        self.bridge.submit(lambda s: [s.restore_version(memory_id, seq)], self._version_restored, self.notice.emit)
+    def restore_version(self, memory_id: str, seq: int) -> None:
+        self.bridge.submit(lambda s: [s.restore_version(memory_id, seq)], self._version_restored, self.notice)
 
     def _version_restored(self, memories: list[Memory]) -> None:
         self._changed(memories)
-        self.notice.emit("Restored the earlier version (the text it replaced is kept as a version)")
+        self.notice("Restored the earlier version (the text it replaced is kept as a version)")

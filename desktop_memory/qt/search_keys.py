@@ -2,14 +2,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QLineEdit, QStackedWidget
 
 from .panel import MAX_ROWS
+from .preview_control import PreviewControl
+from .result_list import ResultList
+from .search_actions import SearchActions
 
 
-class SearchKeys:
-    """Key handling of SearchWindow (an event filter on the query box and the list); the actions live elsewhere."""
+class SearchKeys(QObject):
+    """An event filter on the query box and the result list that turns keys into moves and actions.
+
+    `navigated`: moved in the list with the arrows since the last typed character (then Space previews)."""
+
+    def __init__(self, query: QLineEdit, results: ResultList, stack: QStackedWidget, preview: PreviewControl,
+                 actions: SearchActions, hide_panel: Callable[[], None], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.query, self.list, self.stack = query, results, stack
+        self.preview, self.actions, self.hide_panel = preview, actions, hide_panel
+        self.navigated = False
+        query.textChanged.connect(self._typed)
+        for widget in (query, results):
+            widget.installEventFilter(self)
+
+    def _typed(self, _text: str) -> None:
+        self.navigated = False
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
         if event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent) and self._key(obj, event):
@@ -20,10 +41,10 @@ class SearchKeys:
         """Space opens the preview, not a space in the query, when it cannot be typing: with Shift, outside the
         query box, in an empty query, in a query shown whole-selected (just reopened), or after moving in the list
         with the arrows (picking, not typing). Typing any character makes Space type again."""
-        if not self.model.rowCount() or self.stack.currentWidget() is not self.list:
+        if not self.list.results.rowCount() or self.stack.currentWidget() is not self.list:
             return False
         text = self.query.text()
-        return (shift or not in_query or not text.strip() or self._navigated
+        return (shift or not in_query or not text.strip() or self.navigated
                 or (self.query.hasSelectedText() and self.query.selectedText() == text))
 
     def _key(self, obj: QObject, event: QKeyEvent) -> bool:
@@ -32,45 +53,49 @@ class SearchKeys:
         shift = bool(mods & Qt.KeyboardModifier.ShiftModifier)
         in_query = obj is self.query
         at_end = in_query and self.query.cursorPosition() == len(self.query.text())
+        actions, preview = self.actions, self.preview
         if key == Qt.Key.Key_Escape:
-            if self.preview.isVisible():
-                self.close_preview()
+            if preview.is_open:
+                preview.close()
             else:
-                self.hide()
+                self.hide_panel()
             return True
-        if ctrl and key == Qt.Key.Key_Z and self._forgotten:  # before the query box's own undo
-            self.undo_forget()
+        if ctrl and key == Qt.Key.Key_Z and actions.can_undo:  # before the query box's own undo
+            actions.undo_forget()
             return True
         if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            self.copy_text() if ctrl else self.copy_context()
+            if ctrl:
+                actions.copy_text()
+            else:
+                actions.copy_context()
             return True
         if key == Qt.Key.Key_Delete and (not in_query or at_end):
-            self.forget()
+            actions.forget()
             return True
         if ctrl and key in (Qt.Key.Key_Right, Qt.Key.Key_Left) and (at_end or not in_query):
-            done = self.expand_similar() if key == Qt.Key.Key_Right else self.collapse_similar()
+            done = self.list.expand_similar() if key == Qt.Key.Key_Right else self.list.collapse_similar()
             if done or not in_query:
                 return True
         if key in (Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_PageUp, Qt.Key.Key_PageDown):
-            self._navigated = True
+            self.navigated = True
             if in_query:
-                step = {Qt.Key.Key_Up: -1, Qt.Key.Key_Down: 1, Qt.Key.Key_PageUp: -MAX_ROWS}.get(key, MAX_ROWS)
+                steps: dict[int, int] = {Qt.Key.Key_Up: -1, Qt.Key.Key_Down: 1, Qt.Key.Key_PageUp: -MAX_ROWS}
+                step = steps.get(key, MAX_ROWS)
                 row = self.list.currentIndex().row() + step
-                self._select_row(min(max(0, row), self.model.rowCount() - 1), extend=shift)
+                self.list.select_row(min(max(0, row), self.list.results.rowCount() - 1), extend=shift)
                 return True
             return False
         if key == Qt.Key.Key_Space and not ctrl and self._space_previews(in_query, shift):
-            self.toggle_preview()
+            preview.toggle()
             return True
-        if key == Qt.Key.Key_Right and (at_end or not in_query) and not self.preview.isVisible():
-            self.open_preview()
+        if key == Qt.Key.Key_Right and (at_end or not in_query) and not preview.is_open:
+            preview.open()
             return True
-        if not in_query and key == Qt.Key.Key_Left and self.preview.isVisible():
-            self.close_preview()
+        if not in_query and key == Qt.Key.Key_Left and preview.is_open:
+            preview.close()
             return True
         if not in_query and event.text().isprintable() and event.text() and not ctrl:
             self.query.setFocus()
             self.query.insert(event.text())
             return True
         return False
-

@@ -6,16 +6,13 @@ import gc
 import html
 import logging
 
-from PySide6.QtCore import QEvent, QItemSelectionModel, Qt, QTimer, Signal
-from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut, QWindow
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication, QHideEvent, QKeySequence, QPaintEvent, QResizeEvent, QShortcut, QWindow
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListView,
-    QPushButton,
     QSizePolicy,
     QSplitter,
     QStackedWidget,
@@ -29,18 +26,20 @@ from ..engine.settings import Settings
 from . import display
 from .bridge import EngineBridge
 from .footer_hints import hint_keys, hints_html
-from .panel import MAX_ROWS, RADIUS, WIDTH, WIDTH_WITH_PREVIEW, PanelLook
+from .panel import WIDTH, PanelLook
 from .paste_flow import PasteFlow
 from .preview import PreviewPane
+from .preview_control import PreviewControl
 from .query_chips import render_chips
-from .results import MemoryRole, ResultDelegate, ResultsModel, SimilarRole
-from .search_actions import UNDO_MS, SearchActions, put_on_clipboard
+from .result_list import ResultList
+from .results import ResultsModel
+from .search_actions import SearchActions
 from .search_keys import SearchKeys
+from .undo_bar import UndoBar
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MAX_ROWS", "RADIUS", "RESULT_LIMIT", "UNDO_MS", "WIDTH", "WIDTH_WITH_PREVIEW", "SearchWindow",
-           "put_on_clipboard"]
+__all__ = ["RESULT_LIMIT", "SearchWindow"]
 
 RESULT_LIMIT = 30
 TITLE = "desktop-memory search"
@@ -72,9 +71,15 @@ def freeze_startup_objects() -> None:
         gc.freeze()
 
 
-class SearchWindow(SearchKeys, SearchActions, PanelLook):
-    """Spotlight-like search over memories that turns a selection into pasteable context. Its keys
-    (search_keys.py), actions on a selection (search_actions.py) and look (panel.py) live in their own modules."""
+class SearchWindow(QWidget):
+    """Spotlight-like search over memories that turns a selection into pasteable context.
+
+    The window makes and lays out its widgets, searches as the query changes, and shows, hides and follows the
+    focus. It owns the parts that do the rest, each given only what it works on:
+    `look` (panel.py) paints and sizes the panel; `list` (result_list.py) keeps the cursor and the selection;
+    `preview_control` (preview_control.py) opens the preview on the current result; `act`
+    (search_actions.py) copy and paste, pin, forget and edit; `keys` (search_keys.py) turn keys into those;
+    `paster` (paste_flow.py) pastes into the window the search was opened over."""
 
     search_finished = Signal(str, int)  # query, number of results shown
     copied = Signal(str, int, int)  # "context" or "text", memories, estimated tokens
@@ -84,24 +89,46 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
         super().__init__()
         self.bridge = bridge
         self.budget, self.fmt, self.hotkey = settings.context_budget, settings.context_format, hotkey
-        self._forgotten: list[str] = []
-        self._want_id: str | None = None
+        self._want_id: str | None = None  # the memory the cursor goes to in the next results
         self._keep_ids: list[str] = []  # a selection to keep across the next results (pinning re-sorts)
-        self._navigated = False  # moved in the list with the arrows since the last typed character
         self._focus_in_app = False  # a window of this app took the focus since the panel lost it
         self._was_active = False  # active since shown: only a panel that had the focus hides when it goes elsewhere
-        self._pasting = ""  # what is being pasted (for the notice once the paste is sent)
-        self.paster = PasteFlow(self)  # Enter pastes into the window the search was opened over (paste_flow.py)
-        self.paster.apply_settings(settings)
-        self.paster.finished.connect(self._paste_finished)
         self.setWindowTitle(TITLE)
         # a launcher panel: no title bar, above other windows, rounded (painted, and masked where there is no
         # compositor), sized to its results
         self.setWindowFlags(Qt.WindowType.Window | Qt.WindowType.FramelessWindowHint
                             | Qt.WindowType.WindowStaysOnTopHint)
         self.setAttribute(Qt.WidgetAttribute.WA_TranslucentBackground)
-        self.resize(WIDTH, 420)
+        layout = self._build()
 
+        self.look = PanelLook(self, layout, query=self.query, results=self.list, empty=self.empty, stack=self.stack,
+                              preview=self.preview, body=self.splitter, line=self.line, status=self.status,
+                              footer=self.footer)
+        self.resize(WIDTH, 420)
+        self.paster = PasteFlow(self)  # Enter pastes into the window the search was opened over (paste_flow.py)
+        self.paster.apply_settings(settings)
+        self.preview_control = PreviewControl(self.preview, self.list, bridge, self.notice.emit, self._relayout)
+        self.act = SearchActions(self, bridge, self.list, self.paster, self.preview_control, self.undo_bar,
+                                     self.paste_problem, notice=self.notice.emit, copied=self.copied.emit)
+        self.keys = SearchKeys(self.query, self.list, self.stack, self.preview_control, self.act, self.hide,
+                               parent=self)
+
+        self.query.textChanged.connect(self._query_changed)
+        self.list.selectionModel().selectionChanged.connect(lambda *_: self.update_status())
+        self.list.doubleClicked.connect(lambda _: self.act.copy_context())
+        QShortcut(QKeySequence("Ctrl+P"), self, self.act.toggle_pin)
+        QShortcut(QKeySequence("Ctrl+Z"), self, self.act.undo_forget, context=Qt.ShortcutContext.WindowShortcut)
+        app = QGuiApplication.instance()
+        if isinstance(app, QGuiApplication):
+            app.focusWindowChanged.connect(self._focus_window_changed)
+        self.look.style()
+        self._render_chips()
+        self.update_status()
+        freeze_startup_objects()
+
+    def _build(self) -> QVBoxLayout:
+        """Make the widgets and lay them out: the query and its chips, the results (or a message) beside the
+        preview, the undo bar, a paste's problem, and the footer (status and key hints)."""
         self.query = QLineEdit()
         self.query.setPlaceholderText("Search memories…")
         self.query.setToolTip("Filters: source:clipboard  app:firefox  #tag  after:2026-01-01  is:pinned  "
@@ -121,19 +148,7 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
         self.chips.setContentsMargins(0, 0, 0, 0)
 
         self.model = ResultsModel()
-        self.list = QListView()
-        self.list.setModel(self.model)
-        self.delegate = ResultDelegate(self.list)
-        self.delegate.similar_clicked.connect(self.toggle_similar)
-        self.list.setItemDelegate(self.delegate)
-        self.list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        # every row is as high as the fonts make it, never as the width makes it (see result_row.py)
-        self.list.setUniformItemSizes(True)
-        self.list.setFrameShape(QFrame.Shape.NoFrame)
-        self.list.setMouseTracking(True)
-        self.list.setAccessibleName("Results")
-        self.list.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list = ResultList(self.model)
         self.empty = QLabel()
         self.empty.setWordWrap(True)
         self.empty.setTextFormat(Qt.TextFormat.RichText)
@@ -145,9 +160,6 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
 
         self.preview = PreviewPane()
         self.preview.hide()
-        self.preview.save_requested.connect(self._save_edit)
-        self.preview.restore_requested.connect(self._restore_version)
-        self.preview.closed.connect(self.close_preview)
         self.splitter = QSplitter()
         self.splitter.setChildrenCollapsible(False)
         self.splitter.addWidget(self.stack)
@@ -155,17 +167,7 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
 
-        self.undo_bar = QFrame()
-        self.undo_label = QLabel()
-        undo = QPushButton("&Undo")
-        undo.setToolTip("Bring the forgotten memories back (Ctrl+Z)")
-        undo.clicked.connect(self.undo_forget)
-        bar = QHBoxLayout(self.undo_bar)
-        bar.setContentsMargins(14, 2, 14, 2)
-        bar.addWidget(self.undo_label, 1)
-        bar.addWidget(undo)
-        self.undo_bar.hide()
-        self._undo_timer = QTimer(self, singleShot=True, interval=UNDO_MS, timeout=self._undo_expired)
+        self.undo_bar = UndoBar()
 
         self.status = QLabel()
         self.status.setAccessibleName("Selection and token count")
@@ -203,37 +205,22 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
         layout.addWidget(self.undo_bar)
         layout.addWidget(self.paste_problem)
         layout.addWidget(self.footer)
-
-        self.query.textChanged.connect(self._query_changed)
-        self.list.selectionModel().selectionChanged.connect(self._selection_changed)
-        self.list.selectionModel().currentChanged.connect(self._current_changed)
-        self.list.doubleClicked.connect(lambda _: self.copy_context())
-        for widget in (self.query, self.list):
-            widget.installEventFilter(self)
-        QShortcut(QKeySequence("Ctrl+P"), self, self.toggle_pin)
-        QShortcut(QKeySequence("Ctrl+Z"), self, self.undo_forget, context=Qt.ShortcutContext.WindowShortcut)
-        app = QGuiApplication.instance()
-        if isinstance(app, QGuiApplication):
-            app.focusWindowChanged.connect(self._focus_window_changed)
-        self._style()
-        self._render_chips()
-        self._update_status()
-        freeze_startup_objects()
+        return layout
 
     # -- showing ----------------------------------------------------------------------------
     def show_and_focus(self, select_id: str | None = None) -> None:
         """Open centred on the active screen (the one under the mouse), above other windows, ready to type; the
         cursor starts on the first result (or on `select_id`)."""
         self._want_id = select_id
-        self._navigated = False
+        self.keys.navigated = False
         if select_id:
             self.query.setText("")
         if not self.isVisible():
             self.paster.remember_target()  # the window in front before ours takes the focus
             self.paste_problem.hide()
             self.preview.hide()
-            self._fit()
-            area = self._screen_area()
+            self.look.fit()
+            area = self.look.screen_area()
             if area is not None:
                 self.move(area.center().x() - self.width() // 2, area.top() + area.height() // 5)
         self.show()
@@ -242,7 +229,7 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
         self.query.setFocus()
         self.query.selectAll()
         if self.model.rowCount():
-            self._select_row(0)  # until the fresh results arrive: never an older cursor row
+            self.list.select_row(0)  # until the fresh results arrive: never an older cursor row
         self.run_search()
         log.info("search window shown")
 
@@ -252,15 +239,20 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
         else:
             self.show_and_focus()
 
+    def bring_back(self) -> None:
+        """Show the panel again as it was, in front and focused (a paste that failed says why in it)."""
+        self.show()
+        self.raise_()
+        self.activateWindow()
+
     def apply_settings(self, settings: Settings, hotkey: str | None = None) -> None:
         self.budget, self.fmt = settings.context_budget, settings.context_format
         self.hotkey = hotkey or self.hotkey
         self.paster.apply_settings(settings)
-        self._update_status()
+        self.update_status()
 
     # -- searching --------------------------------------------------------------------------
     def _query_changed(self, _text: str) -> None:
-        self._navigated = False
         self._render_chips()
         self.run_search()  # every keystroke at once: the search lane drops the ones the engine has not started
 
@@ -269,6 +261,13 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
         self.bridge.submit(lambda s: s.search(query, limit=RESULT_LIMIT, record_access=False),
                            lambda hits: self._show_results(query, hits), self._show_error, lane="search")
 
+    def search_again(self, select_id: str | None = None, keep_ids: list[str] | None = None) -> None:
+        """Run the query again; the cursor goes to `select_id`, and `keep_ids` stay selected."""
+        self._want_id = select_id
+        if keep_ids is not None:
+            self._keep_ids = keep_ids
+        self.run_search()
+
     def _show_results(self, query: str, hits: list[Hit]) -> None:
         want, self._want_id = self._want_id, None  # a fresh query starts at the first row
         keep, self._keep_ids = set(self._keep_ids), []
@@ -276,16 +275,20 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
         if hits:
             self.stack.setCurrentWidget(self.list)
             rows = [i for i, h in enumerate(hits) if h.memory.id == want]
-            self._select_row(rows[0] if rows else 0)
+            self.list.select_row(rows[0] if rows else 0)
             for i, h in enumerate(hits):
                 if h.memory.id in keep and h.memory.id != want:
-                    self.list.selectionModel().select(self.model.index(i), QItemSelectionModel.SelectionFlag.Select)
+                    self.list.add_to_selection(i)
         else:
             self._show_empty(query)
-        self._fit()
-        self._update_status()
+        self.look.fit()
+        self.update_status()
         self.search_finished.emit(query, len(hits))
         log.info("search finished: %d results (a query of %d characters)", len(hits), len(query))  # no text
+
+    def show_nothing_left(self) -> None:
+        """The list became empty (its memories were forgotten): say so for the query shown."""
+        self._show_empty(self.query.text())
 
     def _show_empty(self, query: str) -> None:
         tokens = display.filter_tokens(query)
@@ -301,12 +304,12 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
         self.empty.setText(text)
         self.stack.setCurrentWidget(self.empty)
         self.preview.hide()
-        self._fit()
+        self.look.fit()
 
     def _show_error(self, message: str) -> None:
         self.empty.setText(f"<h3>Search failed</h3><p>{html.escape(message)}</p>")
         self.stack.setCurrentWidget(self.empty)
-        self._fit()
+        self.look.fit()
         self.notice.emit(message)
 
     # -- filter chips -----------------------------------------------------------------------
@@ -317,69 +320,14 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
         self.query.setText(text)
         self.query.setFocus()
 
-    # -- selection and the context pack ---------------------------------------------------------
-    def _select_row(self, row: int, extend: bool = False) -> None:
-        if not 0 <= row < self.model.rowCount():
-            return
-        index = self.model.index(row)
-        flags = QItemSelectionModel.SelectionFlag
-        mode = flags.Select if extend else flags.ClearAndSelect
-        self.list.selectionModel().setCurrentIndex(index, mode)
-        self.list.scrollTo(index)
+    # -- the footer: the selection's context pack and its keys ------------------------------------
+    def _relayout(self) -> None:
+        """After the preview opened or closed: the panel's size and the footer's keys."""
+        self.look.fit()
+        self.update_status()
 
-    def current_memory(self) -> Memory | None:
-        index = self.list.currentIndex()
-        return index.data(MemoryRole) if index.isValid() else None
-
-    def selected_memories(self) -> list[Memory]:
-        rows = sorted(i.row() for i in self.list.selectionModel().selectedRows())
-        chosen = [self.model.memories[r] for r in rows if r < len(self.model.memories)]
-        if not chosen and (m := self.current_memory()):
-            chosen = [m]
-        return chosen
-
-    def _selection_changed(self, *_: object) -> None:
-        self._update_status()
-
-    def _current_changed(self, *_: object) -> None:
-        if self.preview.isVisible() and (m := self.current_memory()):
-            self._preview(m)
-
-    def _preview(self, m: Memory) -> None:
-        """Show a memory in the preview, then its earlier versions once the engine has them."""
-        self.preview.show_memory(m)
-        mid = m.id
-        self.bridge.submit(lambda s: s.versions(mid), lambda vs: self.preview.show_versions(mid, vs),
-                           self.notice.emit, lane="versions")
-
-    # -- look-alikes grouped under a result ------------------------------------------------------
-    def toggle_similar(self, row: int | None = None) -> None:
-        """Show (or hide) the look-alike memories of a result as rows under it."""
-        row = self.list.currentIndex().row() if row is None else row
-        lead = self.model.leader_row(row)
-        opened = self.model.memories[lead].id not in self.model.expanded if 0 <= lead < self.model.rowCount() else 0
-        self.model.toggle(row)
-        self._select_row(lead + 1 if opened and self.model.memories[lead].id in self.model.expanded else lead)
-
-    def expand_similar(self) -> bool:
-        index = self.list.currentIndex()
-        if not index.isValid() or not index.data(SimilarRole) or index.data(SimilarRole)[1]:
-            return False
-        self.toggle_similar(index.row())
-        return True
-
-    def collapse_similar(self) -> bool:
-        index = self.list.currentIndex()
-        if not index.isValid():
-            return False
-        lead = self.model.leader_row(index.row())
-        if self.model.memories[lead].id not in self.model.expanded:
-            return False
-        self._select_row(self.model.collapse(lead))
-        return True
-
-    def _update_status(self) -> None:
-        chosen = self.selected_memories()
+    def update_status(self) -> None:
+        chosen = self.list.selected_memories()
         self._update_hints(chosen)
         if not chosen:
             self.status.setText(f"Context budget {self.budget} tokens")
@@ -392,8 +340,16 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
 
     def _update_hints(self, chosen: list[Memory]) -> None:
         """The footer's keys for what is selected now (pin or unpin, forget or restore, preview open or not)."""
-        keys = hint_keys(chosen, self.preview.isVisible(), bool(self._forgotten), paste=self.paster.pastes)
+        keys = hint_keys(chosen, self.preview.isVisible(), self.act.can_undo, paste=self.paster.pastes)
         self.hints.setText(hints_html(keys, self.palette()))
+
+    # -- painting (panel.py) ----------------------------------------------------------------------
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
+        self.look.paint()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        self.look.round_corners()
+        super().resizeEvent(event)
 
     # -- focus: hide on a click elsewhere ---------------------------------------------------------
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
@@ -403,6 +359,9 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
                 self._was_active = True
             elif self._was_active:  # a late deactivation of the previous opening never hides a new one
                 QTimer.singleShot(FOCUS_CHECK_MS, self._hide_if_focus_left_the_app)
+        elif event.type() == QEvent.Type.PaletteChange:
+            self.look.style()
+            self.update_status()
         super().changeEvent(event)
 
     def _focus_window_changed(self, window: QWindow | None) -> None:
@@ -417,8 +376,8 @@ class SearchWindow(SearchKeys, SearchActions, PanelLook):
             log.info("search window hidden: another application took the focus")
             self.hide()
 
-    def hideEvent(self, event: object) -> None:  # noqa: N802 - Qt override
+    def hideEvent(self, event: QHideEvent) -> None:  # noqa: N802 - Qt override
         self.preview.hide()
-        self._navigated = False
+        self.keys.navigated = False
         self._was_active = False
-        super().hideEvent(event)  # type: ignore[arg-type]
+        super().hideEvent(event)

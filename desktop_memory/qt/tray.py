@@ -4,9 +4,10 @@ and its menu."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from importlib import resources
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, Signal, SignalInstance
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
@@ -31,6 +32,11 @@ def icon(state: str) -> QIcon:
     with resources.as_file(path) as file:
         return QIcon(str(file))
 
+
+
+def emitting(signal: SignalInstance, value: object) -> Callable[[], None]:
+    """A menu entry's slot: emit `signal(value)` (the entry's own value, not the loop's last)."""
+    return lambda: signal.emit(value)
 
 class Tray(QObject):
     """Menu: Search…, Capture clipboard now, Capture selected text (each with its hotkey), Pause capture,
@@ -73,7 +79,7 @@ class Tray(QObject):
         self.set_hotkeys({"search": "Ctrl+Alt+M", "capture": "Ctrl+Alt+C", "selection": "Ctrl+Alt+Shift+C"})
         self.pause_menu = self.menu.addMenu("&Pause capture")
         for label, minutes in (("For &15 minutes", 15), ("For 1 &hour", 60), ("&Until resumed", 0)):
-            self.pause_menu.addAction(label, lambda m=minutes: self.pause_requested.emit(m))
+            self.pause_menu.addAction(label, emitting(self.pause_requested, minutes))
         self.resume_action = QAction("&Resume capture", self)
         self.resume_action.triggered.connect(self.resume_requested.emit)
         self.resume_action.setVisible(False)
@@ -138,7 +144,7 @@ class Tray(QObject):
             when = display.relative_time(e.at)
             if e.stored:
                 label = f"Saved: {headline.cut(e.title, 60)}  ({when})".replace("&", "&&")  # cut at a word
-                self.recent_menu.addAction(label, lambda i=e.memory_id: self.recent_chosen.emit(i))
+                self.recent_menu.addAction(label, emitting(self.recent_chosen, e.memory_id))
             else:
                 label = f"Skipped: {e.reason}" + (f" · {e.app}" if e.app else "") + f"  ({when})"
                 self.recent_menu.addAction(label.replace("&", "&&")).setEnabled(False)

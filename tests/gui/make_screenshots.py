@@ -130,7 +130,7 @@ def run_theme(theme: str, folder: Path) -> int:
     search.list.selectionModel().select(search.model.index(1), search.list.selectionModel().SelectionFlag.Select)
     shoot(search, "search", theme)
     search.list.setCurrentIndex(search.model.index(0))
-    search.open_preview()
+    search.preview_control.open()
     shoot(search, "preview", theme)
     search.hide()
 

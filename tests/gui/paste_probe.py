@@ -142,13 +142,13 @@ def main(paste_on: bool = True, wm: bool = False) -> dict[str, object]:
     out: dict[str, Any] = {"problems": hotkeys.bind({"search": "Ctrl+Alt+M"}),
                            "wm": manager.records[0] if manager and manager.records else None}
     entered: list[float] = []
-    copy_context = window.copy_context
+    copy_context = window.act.copy_context
 
     def timed_copy() -> None:
         entered.append(time.monotonic())
         copy_context()
 
-    window.copy_context = timed_copy  # type: ignore[method-assign]
+    window.act.copy_context = timed_copy  # type: ignore[method-assign]
 
     def wait(cond, seconds: float) -> bool:
         end = time.monotonic() + seconds

@@ -180,7 +180,7 @@ def test_the_watcher_stores_copies_once_per_burst_and_skips_marked_and_own_copie
     clipboard.setMimeData(marked)
     qtbot.waitUntil(lambda: len(notices) == 2, timeout=10_000)
     assert notices[1] == "Skipped: password manager"
-    desktop.search._context_ready(  # our own copy (Enter in the search window) is not captured again
+    desktop.search.act._context_ready(  # our own copy (Enter in the search window) is not captured again
         engine(desktop.bridge, lambda s: s.context("standup", budget=200)))
     desktop.pause_capture(15)
     clipboard.setText("Copied while capture is paused: the budget review notes")

@@ -87,7 +87,7 @@ def test_forgotten_memories_are_marked_and_restored_from_the_window(qtbot, panel
     engine(bridge, lambda s: s.set_forgotten(memory_id, True))
     search(qtbot, panel, "shopping is:forgotten")
     row = [m.id for m in panel.model.memories].index(memory_id)
-    panel._select_row(row)
+    panel.list.select_row(row)
     assert "forgotten" in panel.model.index(row).data(Qt.ItemDataRole.AccessibleTextRole)
     assert "restore" in panel.hints.text().lower()
     qtbot.keyClick(panel.query, Qt.Key.Key_Delete)  # on a forgotten memory Delete restores it
@@ -99,10 +99,10 @@ def test_space_previews_after_moving_in_the_list_and_keeps_a_multi_selection(qtb
     search(qtbot, panel, "source:clipboard ")
     qtbot.keyClick(panel.query, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)
     qtbot.keyClick(panel.query, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)
-    assert len(panel.selected_memories()) == 3
+    assert len(panel.list.selected_memories()) == 3
     qtbot.keyClick(panel.query, Qt.Key.Key_Space)
     assert panel.query.text() == "source:clipboard " and panel.preview.isVisible()
-    assert len(panel.selected_memories()) == 3
+    assert len(panel.list.selected_memories()) == 3
     qtbot.keyClick(panel.query, Qt.Key.Key_Space)  # Space again closes it
     assert not panel.preview.isVisible() and panel.query.text() == "source:clipboard "
     qtbot.keyClicks(panel.query, "o")  # typing again: Space types
@@ -133,24 +133,24 @@ def test_reopening_starts_at_the_first_row(qtbot, panel) -> None:
 
 
 def test_pinning_resorts_at_once(qtbot, panel, bridge, engine) -> None:
-    panel._select_row(4)
+    panel.list.select_row(4)
     memory_id = panel.model.memories[4].id
     with qtbot.waitSignal(panel.search_finished, timeout=10_000):
         qtbot.keyClick(panel.query, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier)
     assert panel.model.memories[0].id == memory_id and panel.model.memories[0].pinned
-    assert panel.current_memory().id == memory_id
+    assert panel.list.current_memory().id == memory_id
 
 
 def test_pinning_a_multi_selection_keeps_it_selected(qtbot, panel) -> None:
-    panel._select_row(3)
-    panel._select_row(4, extend=True)
-    panel._select_row(5, extend=True)
-    chosen = {m.id for m in panel.selected_memories()}
+    panel.list.select_row(3)
+    panel.list.select_row(4, extend=True)
+    panel.list.select_row(5, extend=True)
+    chosen = {m.id for m in panel.list.selected_memories()}
     assert len(chosen) == 3
     with qtbot.waitSignal(panel.search_finished, timeout=10_000):
         qtbot.keyClick(panel.query, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier)
     assert {m.id for m in panel.model.memories[:3]} == chosen and all(m.pinned for m in panel.model.memories[:3])
-    assert {m.id for m in panel.selected_memories()} == chosen
+    assert {m.id for m in panel.list.selected_memories()} == chosen
 
 
 def test_each_keystroke_searches_at_once(qtbot, panel, monkeypatch) -> None:
@@ -181,8 +181,8 @@ def test_rows_have_kinds_and_the_preview_shows_local_dates(qtbot, panel, monkeyp
     monkeypatch.setenv("TZ", "Europe/Paris")
     time.tzset()
     try:
-        panel._select_row(0)
-        panel.open_preview()
+        panel.list.select_row(0)
+        panel.preview_control.open()
         details = panel.preview.details.text()
         assert "UTC" not in details and ("CET" in details or "CEST" in details)
     finally:
@@ -222,9 +222,9 @@ def test_secondary_text_stays_readable_in_light_and_dark(dark) -> None:
 def test_a_multi_selection_is_not_one_solid_block(qtbot, panel) -> None:
     from PySide6.QtGui import QPalette
 
-    panel._select_row(0)
-    panel._select_row(1, extend=True)
-    panel._select_row(2, extend=True)
+    panel.list.select_row(0)
+    panel.list.select_row(1, extend=True)
+    panel.list.select_row(2, extend=True)
     qtbot.wait(50)
     image = panel.list.viewport().grab().toImage()
     highlight = panel.list.palette().color(QPalette.ColorRole.Highlight)

@@ -86,7 +86,7 @@ def test_ctrl_enter_copies_the_raw_text(qtbot, window) -> None:
 def test_multi_select_builds_a_context_pack_with_a_live_token_count(qtbot, window) -> None:
     search(qtbot, window, "beta")
     qtbot.keyClick(window.query, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)
-    chosen = window.selected_memories()
+    chosen = window.list.selected_memories()
     assert len(chosen) == 2
     tokens = build_context(chosen, budget=1500).tokens
     assert window.status.text() == f"2 selected · ~{tokens} / 1500 tokens"
@@ -115,7 +115,7 @@ def test_delete_forgets_with_an_undo_bar(qtbot, window, bridge, engine) -> None:
     qtbot.keyClick(window.list, Qt.Key.Key_Delete)
     qtbot.waitUntil(lambda: window.undo_bar.isVisible(), timeout=10_000)
     assert memory_id not in [m.id for m in window.model.memories]
-    assert "Forgot 1 memory" in window.undo_label.text()
+    assert "Forgot 1 memory" in window.undo_bar.label.text()
     assert engine(bridge, lambda s: s.get(memory_id).forgotten)
     with qtbot.waitSignal(window.search_finished, timeout=10_000):
         qtbot.keyClick(window.list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
@@ -188,14 +188,14 @@ def test_look_alikes_show_as_one_row_with_similar_that_expands_and_can_be_picked
     search(qtbot, window, "invoice INV-3103 Calder")
     assert contents(window).count(INVOICES[2]) == 1 and sum(c in INVOICES for c in contents(window)) == 1
     row = contents(window).index(INVOICES[2])
-    window._select_row(row)
+    window.list.select_row(row)
     assert "3 similar" in window.model.index(row).data(Qt.ItemDataRole.AccessibleTextRole)
     window.list.setFocus()
     qtbot.keyClick(window.list, Qt.Key.Key_Right, Qt.KeyboardModifier.ControlModifier)
     assert sorted(c for c in contents(window) if c in INVOICES) == INVOICES  # members are rows of their own
     assert window.list.currentIndex().row() == row + 1  # the first member is selected
-    window._select_row(row + 2, extend=True)
-    picked = {m.content for m in window.selected_memories()}
+    window.list.select_row(row + 2, extend=True)
+    picked = {m.content for m in window.list.selected_memories()}
     assert len(picked) == 2 and picked <= set(INVOICES) - {INVOICES[2]}
     with qtbot.waitSignal(window.copied, timeout=10_000):
         qtbot.keyClick(window.list, Qt.Key.Key_Return)  # the context holds exactly the picked look-alikes
@@ -204,7 +204,7 @@ def test_look_alikes_show_as_one_row_with_similar_that_expands_and_can_be_picked
     window.show_and_focus()
     search(qtbot, window, "invoice INV-3103 Calder")
     row = contents(window).index(INVOICES[2])
-    window._select_row(row)
+    window.list.select_row(row)
     window.list.setFocus()
     qtbot.keyClick(window.list, Qt.Key.Key_Right, Qt.KeyboardModifier.ControlModifier)
     qtbot.keyClick(window.list, Qt.Key.Key_Left, Qt.KeyboardModifier.ControlModifier)
@@ -216,8 +216,8 @@ def test_preview_lists_earlier_versions_and_restores_one(qtbot, window, bridge, 
     grown = engine(bridge, lambda s: s.capture(Snapshot("Packing list: passport, charger, rain jacket", app="Notes")))
     assert grown.status == "extended" and grown.memory_id == first.memory_id
     search(qtbot, window, "packing list charger")
-    window._select_row(contents(window).index("Packing list: passport, charger, rain jacket"))
-    window.open_preview()
+    window.list.select_row(contents(window).index("Packing list: passport, charger, rain jacket"))
+    window.preview_control.open()
     qtbot.waitUntil(lambda: window.preview.versions.count() == 1, timeout=10_000)
     assert window.preview.versions_row.isVisible()
     assert "Packing list: passport" in window.preview.versions.item(0).text()

@@ -1,0 +1,86 @@
+"""The search panel's list of results: its cursor, its selection and the look-alike rows opened under a result."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtWidgets import QAbstractItemView, QFrame, QListView, QWidget
+
+from ..core.models import Memory
+from .results import MemoryRole, ResultDelegate, ResultsModel, SimilarRole
+
+
+class ResultList(QListView):
+    """A list view over a ResultsModel, drawn by a ResultDelegate; the memories under the cursor and selected."""
+
+    def __init__(self, model: ResultsModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.results = model
+        self.setModel(model)
+        self.delegate = ResultDelegate(self)
+        self.delegate.similar_clicked.connect(self.toggle_similar)
+        self.setItemDelegate(self.delegate)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        # every row is as high as the fonts make it, never as the width makes it (see result_row.py)
+        self.setUniformItemSizes(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setMouseTracking(True)
+        self.setAccessibleName("Results")
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+
+    # -- cursor and selection -----------------------------------------------------------------
+    def select_row(self, row: int, extend: bool = False) -> None:
+        """Move the cursor to `row` (ignored when there is no such row): alone, or added to the selection."""
+        if not 0 <= row < self.results.rowCount():
+            return
+        index = self.results.index(row)
+        flags = QItemSelectionModel.SelectionFlag
+        mode = flags.Select if extend else flags.ClearAndSelect
+        self.selectionModel().setCurrentIndex(index, mode)
+        self.scrollTo(index)
+
+    def add_to_selection(self, row: int) -> None:
+        """Select `row` too, leaving the cursor where it is."""
+        self.selectionModel().select(self.results.index(row), QItemSelectionModel.SelectionFlag.Select)
+
+    def current_memory(self) -> Memory | None:
+        index = self.currentIndex()
+        return index.data(MemoryRole) if index.isValid() else None
+
+    def selected_memories(self) -> list[Memory]:
+        """The selected memories in list order, else the one under the cursor, else none."""
+        rows = sorted(i.row() for i in self.selectionModel().selectedRows())
+        memories = self.results.memories
+        chosen = [memories[r] for r in rows if r < len(memories)]
+        if not chosen and (m := self.current_memory()):
+            chosen = [m]
+        return chosen
+
+    # -- look-alikes grouped under a result ------------------------------------------------------
+    def toggle_similar(self, row: int | None = None) -> None:
+        """Show (or hide) the look-alike memories of a result as rows under it."""
+        model = self.results
+        row = self.currentIndex().row() if row is None else row
+        lead = model.leader_row(row)
+        opened = model.memories[lead].id not in model.expanded if 0 <= lead < model.rowCount() else False
+        model.toggle(row)
+        self.select_row(lead + 1 if opened and model.memories[lead].id in model.expanded else lead)
+
+    def expand_similar(self) -> bool:
+        """Open the current result's look-alikes; False when it has none or they are open already."""
+        index = self.currentIndex()
+        if not index.isValid() or not index.data(SimilarRole) or index.data(SimilarRole)[1]:
+            return False
+        self.toggle_similar(index.row())
+        return True
+
+    def collapse_similar(self) -> bool:
+        """Close the look-alikes around the cursor (it goes to their result); False when none are open."""
+        index = self.currentIndex()
+        if not index.isValid():
+            return False
+        lead = self.results.leader_row(index.row())
+        if self.results.memories[lead].id not in self.results.expanded:
+            return False
+        self.select_row(self.results.collapse(lead))
+        return True
