@@ -18,7 +18,7 @@ How it runs (short, so it can share the machine):
   * the held-out figures are measured end to end through `MemoryService.search` with the tuned
     settings, so whatever the service does after fusion (a reranker, say) is included.
 
-Usage (from the project root; DESKTOP_MEMORY_ENCRYPTION=off is set for you):
+Usage (from the project root; DESKTOP_MEMORY_ENCRYPTION=off and DESKTOP_MEMORY_SERVICE=off are set for you):
   flock /tmp/heavy.lock .venv/bin/python bench/locomo_folds.py                 # LOCO + plain
   flock /tmp/heavy.lock .venv/bin/python bench/locomo_folds.py --no-tune       # one configuration
   .venv/bin/python bench/locomo_folds.py --cache /tmp/dm-folds/bge --json-out r.json
@@ -49,6 +49,8 @@ from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("DESKTOP_MEMORY_ENCRYPTION", "off")
+# the import CLI opens each folder itself: no engine host is left holding it when the service opens it here
+os.environ.setdefault("DESKTOP_MEMORY_SERVICE", "off")
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SHARED = ROOT.parent / "shared"
