@@ -41,7 +41,7 @@ if str(REPO) not in sys.path:
 
 from bench.speed import Corpus, QueryMaker, cpu_model, loadavg, pct  # noqa: E402
 from desktop_memory.core.models import Memory  # noqa: E402
-from desktop_memory.core.query import Filters, fts_match  # noqa: E402
+from desktop_memory.core.query import Filters, fts_or, terms  # noqa: E402
 from desktop_memory.core.text import content_hash  # noqa: E402
 from desktop_memory.engine import encryption  # noqa: E402
 from desktop_memory.engine.embed import Embedder  # noqa: E402
@@ -111,7 +111,7 @@ def run(lines: list[str], queries: list[str], embedder: Embedder, work: Path, ba
         search: dict[str, list[float]] = {s: [] for s in sides}
         keyword: dict[str, list[float]] = {s: [] for s in sides}
         for i, q in enumerate(queries[10:]):
-            match = fts_match(q)
+            match = fts_or(terms(q, prefix_last=True))  # the store's keyword expression
             for side in _paired(i):
                 t0 = time.perf_counter()
                 services[side].search(q, limit=10, record_access=False)

@@ -12,12 +12,13 @@ How it runs (short, so it can share the machine):
     `--cache/<sample_id>` and reused by later runs (delete the folder after changing how memories
     are stored or embedded; a different embedder needs its own `--cache`);
   * for tuning, each question's candidates are read once from the engine (BM25 scores, cosines,
-    rank fields, session neighbours) and re-ranked in-process with core/ranking.py for every setting
-    tried (coordinate descent over a grid, `GRID`), so no CLI run per setting;
+    rank fields, session neighbours) and re-ranked in-process by the service's own pipeline
+    (core/pipeline.rank, reading the cache instead of the store) for every setting tried (coordinate
+    descent over a grid, `GRID`), so no CLI run per setting;
   * the held-out figures are measured end to end through `MemoryService.search` with the tuned
     settings, so whatever the service does after fusion (a reranker, say) is included.
 
-Usage (from the project root; DESKTOP_MEMORY_ENCRYPTION=off is set for you):
+Usage (from the project root; DESKTOP_MEMORY_ENCRYPTION=off and DESKTOP_MEMORY_SERVICE=off are set for you):
   flock /tmp/heavy.lock .venv/bin/python bench/locomo_folds.py                 # LOCO + plain
   flock /tmp/heavy.lock .venv/bin/python bench/locomo_folds.py --no-tune       # one configuration
   .venv/bin/python bench/locomo_folds.py --cache /tmp/dm-folds/bge --json-out r.json
@@ -42,34 +43,25 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("DESKTOP_MEMORY_ENCRYPTION", "off")
+# the import CLI opens each folder itself: no engine host is left holding it when the service opens it here
+os.environ.setdefault("DESKTOP_MEMORY_SERVICE", "off")
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SHARED = ROOT.parent / "shared"
 sys.path.insert(0, str(ROOT))
 
+from desktop_memory.core.pipeline import CANDIDATES, rank  # noqa: E402
 from desktop_memory.core.query import Filters, settle_prefix, terms  # noqa: E402
-from desktop_memory.core.ranking import (  # noqa: E402
-    RankingParams,
-    collapse_families,
-    collapse_near_duplicates,
-    first_slots,
-    fuse,
-    in_context,
-    is_time_question,
-    lift_coverage,
-    lift_time_mentions,
-    spread_to_neighbours,
-    two_steps,
-)
+from desktop_memory.core.ranking import RankingParams  # noqa: E402
 
 K = 10
 LIMIT = 50  # hits asked per question (MRR looks this deep), as in locomo_eval.py
-CANDIDATES = 100  # as the service's keyword depth
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
 # The settings tuned, each over its grid (coordinate descent from the shipped values).
@@ -174,29 +166,40 @@ def collect(conv: Conversation) -> None:
             q.before = {i: float(v @ qvec) for i, v in before.items()}
 
 
+class CachedReads:
+    """What the service's ranking pipeline (core/pipeline.rank) reads, from one question's cached candidates
+    (the service reads its store and vector index): every memory of the conversation passes."""
+
+    def __init__(self, conv: Conversation, q: Question) -> None:
+        self.conv = conv
+        self.q = q
+
+    def candidates(self, depth: int) -> tuple[dict[str, float], dict[str, float], dict[str, Any]]:
+        return self.q.keyword, self.q.semantic, self.passing(self.q.keyword)  # read at depth CANDIDATES
+
+    def rows(self, ids: Sequence[str]) -> dict[str, Any]:
+        return self.passing(ids)
+
+    def previous(self, ids: Sequence[str], rows: Mapping[str, Any]) -> dict[str, float]:
+        return self.q.before
+
+    def full(self, ids: Sequence[str]) -> dict[str, Any]:
+        return self.passing(ids)  # not asked: the rows are full memories
+
+    def passing(self, ids: Collection[str]) -> dict[str, Any]:
+        return {i: self.conv.memories[i] for i in ids if i in self.conv.memories}
+
+    def neighbourhood(self, ids: Sequence[str]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        near = {s: self.conv.neighbours.get(s, []) for s in ids}
+        return near, {n: self.conv.neighbours.get(n, []) for ns in near.values() for n in ns}
+
+    def family_members(self, family_ids: Sequence[str], limit: int) -> dict[str, list[Any]]:
+        return {}  # members are attached to a hit, they do not move it: the order is what is scored
+
+
 def replay(conv: Conversation, q: Question, p: RankingParams, now: float) -> list[str]:
-    """The service's ranking (core/ranking.py) over cached features: dia_ids, best first."""
-    semantic = in_context(q.semantic, q.before, p.context_weight)
-    rows = {i: conv.memories[i] for i in set(q.keyword) | set(semantic) if i in conv.memories}
-    grouped = any(getattr(r, "family_id", None) for r in rows.values())
-    hits = fuse(q.keyword, semantic, rows, now=now, params=p, limit=None if grouped else LIMIT * 2)
-    if grouped:
-        hits = first_slots(hits, LIMIT * 2)
-    question = terms(q.text, prefix_last=True)
-    hits = lift_coverage(hits, question, p.coverage_boost)
-    if p.time_mention_boost > 0 and is_time_question(q.text):
-        hits = lift_time_mentions(hits, p.time_mention_boost, question)
-    if p.neighbour_weight > 0 and hits:
-        sources = [h.memory.id for h in hits[: p.neighbour_sources]]
-        nb = {s: conv.neighbours.get(s, []) for s in sources}
-        far = {}
-        if p.far_neighbour_weight > 0:
-            far = two_steps(nb, {n: conv.neighbours.get(n, []) for ns in nb.values() for n in ns})
-        reach = [n for ns in (*nb.values(), *far.values()) for n in ns]
-        extra = {n: conv.memories[n] for n in reach if n not in rows and n in conv.memories}
-        hits = spread_to_neighbours(hits, nb, extra, p.neighbour_weight, far=far, far_weight=p.far_neighbour_weight)
-    hits = collapse_families(first_slots(hits, LIMIT * 2))
-    hits = collapse_near_duplicates(hits, p.collapse_jaccard)[:LIMIT]
+    """The service's ranking (core/pipeline.rank) over cached features: dia_ids, best first."""
+    hits = rank(q.text, CachedReads(conv, q), params=p, now=now, limit=LIMIT)
     return [conv.dia.get(h.memory.id) for h in hits]
 
 

@@ -202,18 +202,6 @@ class EntityFilter:
         return found if found.text or found.type else None
 
 
-def entity_matches(entities: list[dict], wanted: EntityFilter) -> bool:
-    """Whether a memory's entity list (dicts with `text` and `type`) satisfies the filter."""
-    for e in entities:
-        if not isinstance(e, dict):
-            continue
-        if wanted.type and e.get("type") != wanted.type:
-            continue
-        if wanted.text in str(e.get("text", "")).lower():
-            return True
-    return False
-
-
 @dataclass(frozen=True)
 class Filters:
     """Restrictions on which memories a search may return."""
@@ -343,11 +331,6 @@ def settle_prefix(toks: Sequence[str], known: Callable[[str], bool]) -> list[str
     does not hold ("lighthou", "Gonz") is still being typed.
     """
     return [t[:-1] if t.endswith("*") and len(t) > 1 and known(t[:-1]) else t for t in toks]
-
-
-def fts_match(text: str, *, limit: int = MAX_TERMS, prefix_last: bool = True) -> str | None:
-    """A safe FTS5 MATCH expression (quoted terms joined by OR, the word being typed also as a prefix), or None."""
-    return fts_or(terms(text, limit=limit, prefix_last=prefix_last)) or None
 
 
 def fts_or(toks: Sequence[str]) -> str:

@@ -235,17 +235,13 @@ def _forms(term: str) -> frozenset[str]:
     return frozenset(forms)
 
 
-def coverage(query_terms: Sequence[str], text: str) -> float:
-    """The share of the query's distinct terms that the text holds (inflections meet; `term*` a prefix)."""
-    return _held(_distinct(query_terms), text)
-
-
 def _distinct(query_terms: Sequence[str]) -> list[str]:
     return sorted({t.lower() for t in query_terms if t.strip("*")})
 
 
 def _held(wanted: Sequence[str], text: str) -> float:
-    """`coverage` for terms already made distinct and lower-case (once per query, not once per hit)."""
+    """The share of the distinct query terms `wanted` (lower-case, from `_distinct`: once per query, not once
+    per hit) that the text holds; inflections meet (`stem`), `term*` is a prefix."""
     if not wanted:
         return 0.0
     words = _words(text)

@@ -170,7 +170,8 @@ def _accepted_end(rule: _Rule, text: str, start: int, end: int, m: re.Match[str]
     if value[-1:] in ("!", "?") and (word := value.rstrip("!?")) and check(word, m):  # "is marigold!"
         return start + len(word)
     if end < len(text) and text[end] in "&;,":
-        value = _trimmed(text[start : _RUN.match(text, start).end()])
+        run = _RUN.match(text, start)  # always matches (possibly empty)
+        value = _trimmed(text[start : run.end() if run else end])
         if check(value, m):
             return start + len(value)
     return -1
@@ -210,7 +211,8 @@ def _redact_once(text: str, counts: dict[str, int]) -> str:
         if not spans:
             continue
         placeholder = PLACEHOLDER.format(kind=rule.kind)
-        parts, pos = [], 0
+        parts: list[str] = []
+        pos = 0
         for start, end in spans:
             parts += (text[pos:start], placeholder)
             pos = end

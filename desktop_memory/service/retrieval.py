@@ -3,16 +3,17 @@
 `Retrieval` receives its collaborators (store, embedder, vector sync, ranking parameters, settings,
 the embedding lane). Which memories pass the filters is decided in one place, the store's SQL
 (`Store.filter_sql` / `Store.filter_ids`), for every channel: keyword, semantic, queued vectors,
-session neighbours and family members. The ranking itself is pure (core/ranking.py); after it an
-optional `rerank(query, hits)` step may reorder the candidates (a cross-encoder, say).
+session neighbours and family members. The ranking itself is pure (core/pipeline.rank, the steps in
+core/ranking.py): it reads the store and the index through `_StoreReads`, as the tuning bench reads its
+cached candidates. Before look-alikes are grouped an optional `rerank(query, hits)` step may reorder the
+candidates (a cross-encoder, say).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -20,33 +21,20 @@ import numpy as np
 from ..core.context import Context, build_context
 from ..core.errors import InvalidInput
 from ..core.models import Hit, Memory
+from ..core.pipeline import Reranker, rank
 from ..core.query import Filters, parse, settle_prefix, terms
-from ..core.ranking import (
-    SIMILAR_CAP,
-    RankingParams,
-    collapse_families,
-    collapse_near_duplicates,
-    first_slots,
-    fuse,
-    in_context,
-    is_time_question,
-    lift_coverage,
-    lift_time_mentions,
-    spread_to_neighbours,
-    two_steps,
-)
+from ..core.ranking import RankingParams
 from ..engine.embed import Embedder
 from ..engine.settings import Settings
-from ..engine.store import RankFields, Store
+from ..engine.store import Store
 from ..engine.store_vectors import vector_matrix
 from . import vector_sync
 from .vector_sync import VectorSync
 
-CANDIDATES = 100
 EXACT_SEMANTIC_CAP = 300  # filters this selective: exact cosine over all that pass
 DEEP_SEMANTIC_CAP = 3_000  # otherwise an HNSW search this deep at most, filtered afterwards
 
-Reranker = Callable[[str, list[Hit]], list[Hit]]  # (query text, ranked candidates) -> reordered candidates
+__all__ = ["Reranker", "Retrieval"]  # Reranker: the facade's rerank step (core/pipeline.py)
 
 
 class Retrieval:
@@ -132,66 +120,10 @@ class Retrieval:
         return self.store.rank_fields(ids, include_forgotten=filters.include_forgotten,
                                       previous=self.ranking.context_weight > 0)
 
-    def _in_context(self, semantic: dict[str, float], rows: dict[str, RankFields] | None,
-                    qvec: np.ndarray) -> dict[str, float]:
-        """The cosines mixed with the query's cosine to the memory before each candidate in its session.
-
-        `rows` from `rank_fields(previous=True)` carry those vectors; without them (None) they are read here.
-        """
-        if rows is not None:
-            keys = [i for i, r in rows.items() if r.previous is not None]
-            blobs: list[bytes] = [rows[k].previous or b"" for k in keys]
-            before = vector_matrix(blobs)
-        else:
-            found = self.store.previous_vectors(list(semantic))
-            keys = list(found)
-            before = np.stack([found[k] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
-        if not keys:
-            return semantic
-        sims = before @ np.asarray(qvec, dtype=np.float32)
-        return in_context(semantic, dict(zip(keys, sims.tolist(), strict=True)), self.ranking.context_weight)
-
     def _ranked(self, text: str, filters: Filters, limit: int, expand: bool = False) -> list[Hit]:
-        keyword, semantic, qvec, rows = self._channels(text, filters, max(CANDIDATES, limit * 2))
-        rows.update(self._rows([i for i in semantic if i not in keyword], filters))
-        mix = self.ranking.context_weight > 0 and bool(semantic)  # a short turn read with the one before it
-        if mix:
-            semantic = self._in_context(semantic, None if filters.active else rows, qvec)
-        grouped = not expand and any(getattr(r, "family_id", None) for r in rows.values())
-        hits = fuse(keyword, semantic, rows, now=time.time(), params=self.ranking,
-                    limit=None if grouped else limit * 2)
-        if grouped:  # a family of look-alikes takes one of the places
-            hits = first_slots(hits, limit * 2)
-        if not filters.active:
-            full = self.store.get_many([h.memory.id for h in hits])
-            hits = [replace(h, memory=full[h.memory.id]) for h in hits if h.memory.id in full]
-        # hits holding more of the question's distinct words first
-        question = terms(text, prefix_last=True)
-        hits = lift_coverage(hits, question, self.ranking.coverage_boost)
-        if self.ranking.time_mention_boost > 0 and is_time_question(text):  # the hits that say when
-            hits = lift_time_mentions(hits, self.ranking.time_mention_boost, question)
-        if self.ranking.neighbour_weight > 0 and hits:
-            sources = [h.memory.id for h in hits[: self.ranking.neighbour_sources]]
-            neighbours, of_near = self.store.session_neighbourhood(sources)  # and theirs: one statement
-            far = two_steps(neighbours, of_near) if self.ranking.far_neighbour_weight > 0 else {}
-            wanted = {n for ns in (*neighbours.values(), *far.values()) for n in ns} - set(rows)
-            extra = self.store.get_many(wanted, filters)  # those that pass the filters
-            hits = spread_to_neighbours(hits, neighbours, extra, self.ranking.neighbour_weight,
-                                        far=far, far_weight=self.ranking.far_neighbour_weight)
-        if self.rerank is not None and hits:
-            hits = self.rerank(text, hits)
-        return hits[:limit] if expand else self._collapse(hits, filters, limit)
-
-    def _collapse(self, hits: list[Hit], filters: Filters, limit: int) -> list[Hit]:
-        """One hit per family (its other members attached, those that pass the filters), then look-alike
-        wordings attached to the better hit (Jaccard); nothing is dropped, only grouped."""
-        hits = first_slots(hits, limit * 2)
-        families = [h.memory.family_id for h in hits if h.memory.family_id]
-        found = self.store.family_members(families, SIMILAR_CAP + 1)
-        keep = {m.id for m in self.passing([m for ms in found.values() for m in ms], filters)}
-        members = {fid: [m for m in ms if m.id in keep] for fid, ms in found.items()}
-        hits = collapse_families(hits, members)
-        return collapse_near_duplicates(hits, self.ranking.collapse_jaccard)[:limit]
+        """The ranking pipeline (core/pipeline.rank) over this store and index."""
+        return rank(text, _StoreReads(self, text, filters), params=self.ranking, now=time.time(), limit=limit,
+                    expand=expand, rerank=self.rerank)
 
     def _semantic_filtered(self, qvec: np.ndarray, filters: Filters, depth: int) -> dict[str, float]:
         """Nearest memories by meaning that pass the filters (exact when few pass, else HNSW + filter)."""
@@ -218,6 +150,57 @@ class Retrieval:
         if budget < 50:
             raise InvalidInput("the token budget must be at least 50")
         return build_context(memories, query=query, budget=budget, fmt=fmt or self.settings.context_format)
+
+
+class _StoreReads:
+    """What the ranking pipeline (core/pipeline.rank) reads for one query: the store's SQL and the vector
+    index, every memory passing `filters`."""
+
+    def __init__(self, retrieval: Retrieval, text: str, filters: Filters) -> None:
+        self.retrieval = retrieval
+        self.store = retrieval.store
+        self.text = text
+        self.filters = filters
+        self.qvec: np.ndarray | None = None  # the query's vector, once the candidates are read
+
+    def candidates(self, depth: int) -> tuple[dict[str, float], dict[str, float], dict[str, Any]]:
+        keyword, semantic, self.qvec, rows = self.retrieval._channels(self.text, self.filters, depth)
+        return keyword, semantic, rows
+
+    def rows(self, ids: Sequence[str]) -> dict[str, Any]:
+        return self.retrieval._rows(ids, self.filters)
+
+    def previous(self, ids: Sequence[str], rows: Mapping[str, Any]) -> dict[str, float]:
+        """Unfiltered, the rows from `rank_fields(previous=True)` carry the previous memories' vectors;
+        filtered (full rows) they are read here."""
+        if self.qvec is None:
+            return {}
+        if not self.filters.active:
+            keys = [i for i, r in rows.items() if r.previous is not None]
+            blobs: list[bytes] = [rows[k].previous or b"" for k in keys]
+            before = vector_matrix(blobs)
+        else:
+            found = self.store.previous_vectors(ids)
+            keys = list(found)
+            before = np.stack([found[k] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
+        if not keys:
+            return {}
+        sims = before @ np.asarray(self.qvec, dtype=np.float32)
+        return dict(zip(keys, sims.tolist(), strict=True))
+
+    def full(self, ids: Sequence[str]) -> dict[str, Memory]:
+        return self.store.get_many(ids)
+
+    def passing(self, ids: Collection[str]) -> dict[str, Memory]:
+        return self.store.get_many(ids, self.filters)
+
+    def neighbourhood(self, ids: Sequence[str]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        return self.store.session_neighbourhood(ids)  # and the neighbours' own: one statement
+
+    def family_members(self, family_ids: Sequence[str], limit: int) -> dict[str, list[Memory]]:
+        found = self.store.family_members(family_ids, limit)
+        keep = {m.id for m in self.retrieval.passing([m for ms in found.values() for m in ms], self.filters)}
+        return {fid: [m for m in ms if m.id in keep] for fid, ms in found.items()}
 
 
 def _copies(rows: dict[str, Any], ids: Sequence[str]) -> dict[str, np.ndarray]:

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from desktop_memory.core.query import terms
-from desktop_memory.core.ranking import RankingParams, coverage
+from desktop_memory.core.ranking import RankingParams, _distinct, _held
 from desktop_memory.service import MemoryService
 
 pytestmark = pytest.mark.integration
@@ -28,7 +28,7 @@ def test_search_lifts_hits_by_their_share_of_the_query_words(tmp_path):
         boost = RankingParams().coverage_boost
         assert boost > 0  # on by default (docs/ranking.md: the folds chose it)
         for h in hits:
-            share = coverage(terms(QUERY), h.memory.content)
+            share = _held(_distinct(terms(QUERY)), h.memory.content)
             assert h.explain["coverage"] == pytest.approx(share, abs=1e-4)
         assert next(h for h in hits if h.memory.content == NOTES[0]).explain["coverage"] == 0.8  # all but "go"
     with MemoryService(tmp_path / "data", ranking=RankingParams(coverage_boost=0.0)) as svc:

@@ -2,7 +2,12 @@ import apsw
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from desktop_memory.core.query import Filters, fts_match, fts_or, parse, terms
+from desktop_memory.core.query import MAX_TERMS, Filters, fts_or, parse, terms
+
+
+def fts_match(text: str) -> str | None:
+    """The MATCH expression the store builds from typed text (store_search: `fts_or` of the prefix terms)."""
+    return fts_or(terms(text, limit=MAX_TERMS, prefix_last=True)) or None
 
 
 def _fts_db() -> apsw.Connection:

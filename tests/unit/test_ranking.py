@@ -247,10 +247,15 @@ def test_word_stems_meet_across_inflections():
     assert stem("go") == "go" and stem("is") == "is" and stem("") == ""
 
 
+def coverage(query_terms, text):
+    """The share of the query's distinct terms a text holds, as `lift_coverage` reads it."""
+    from desktop_memory.core.ranking import _distinct, _held
+
+    return _held(_distinct(query_terms), text)
+
+
 def test_coverage_counts_distinct_query_terms_not_repeats():
     """A memory holding more of the query's distinct words covers more of it than one repeating a word."""
-    from desktop_memory.core.ranking import coverage
-
     terms = ["caroline", "charity", "race"]
     assert coverage(terms, "Caroline: I ran a charity race last week!") == 1.0
     assert coverage(terms, "race race race, races everywhere") == 1 / 3
@@ -279,8 +284,6 @@ def test_hits_covering_more_of_the_query_move_up():
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.text(max_size=12), max_size=6), st.text(max_size=300))
 def test_coverage_is_a_share_for_any_text(terms, text):
-    from desktop_memory.core.ranking import coverage
-
     assert 0.0 <= coverage(terms, text) <= 1.0
 
 
@@ -301,6 +304,4 @@ def _coverage_by_definition(query_terms, text):
        st.text(alphabet=st.sampled_from(list("supgroİiısßtraeCc x*.-\n")), max_size=80))
 def test_coverage_shortcuts_change_no_share(terms, text):
     """The per-query preparation and the substring check before a prefix scan give the plain definition's share."""
-    from desktop_memory.core.ranking import coverage
-
     assert coverage(terms, text) == _coverage_by_definition(terms, text)

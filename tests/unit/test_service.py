@@ -8,7 +8,7 @@ import pytest
 
 from desktop_memory.core.capture import Snapshot
 from desktop_memory.core.errors import DataDirLocked, InvalidInput, NotFound
-from desktop_memory.core.query import Filters
+from desktop_memory.core.query import Filters, fts_or, terms
 from desktop_memory.service import MemoryService
 from tests.fakes import FakeEmbedder
 
@@ -388,9 +388,7 @@ def test_keyword_search_skips_forgotten_top_hits_without_losing_the_rest(fake_se
     made = [fake_service.add("invoice " + " ".join(f"w{i}n{j}" for j in range(5 + i))).memory for i in range(30)]
     for m in made[:20]:  # the best keyword matches are all forgotten
         fake_service.set_forgotten(m.id, True)
-    from desktop_memory.core.query import fts_match
-
-    found = fake_service.store.keyword_search(fts_match("invoice"), Filters(), 5)
+    found = fake_service.store.keyword_search(fts_or(terms("invoice")), Filters(), 5)
     assert [i for i, _ in found] == [m.id for m in made[20:25]]
 
 
