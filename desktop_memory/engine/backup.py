@@ -202,7 +202,7 @@ def _check_staged(staged: Path, key: str | None, info: dict[str, Any]) -> None:
         with staged_store.transaction():
             for table in _BACKUP_TABLES:
                 staged_store.db.execute(f"DROP TABLE {table}")
-        if staged_store.count(include_forgotten=True) != info["memories"] or not staged_store.fts_integrity():
+        if staged_store.count(include_forgotten=True) != info["memories"] or not staged_store.stats.fts_integrity():
             raise StorageError("the restored copy does not match the backup")
         staged_store.db.execute("PRAGMA journal_mode=DELETE")  # no -wal file left behind by the rename
     finally:

@@ -65,7 +65,7 @@ class Retrieval:
     def passing(self, memories: Iterable[Memory], filters: Filters) -> list[Memory]:
         """The memories that pass the filters, in their order (the store's SQL decides)."""
         memories = list(memories)
-        keep = self.store.filter_ids([m.id for m in memories], filters) if memories else set()
+        keep = self.store.search.filter_ids([m.id for m in memories], filters) if memories else set()
         return [m for m in memories if m.id in keep]
 
     def search(self, query: str, *, limit: int = 10, filters: Filters | None = None, record_access: bool = True,
@@ -82,7 +82,7 @@ class Retrieval:
 
     def _browse(self, filters: Filters, limit: int) -> list[Hit]:
         """No words to match: the newest memories that pass the filters."""
-        ids = self.store.newest_ids(filters, limit)
+        ids = self.store.search.newest_ids(filters, limit)
         rows = self.store.get_many(ids)
         return [Hit(rows[i], 0.0, {"browse": True}) for i in ids]
 
@@ -95,7 +95,7 @@ class Retrieval:
         also reads the candidates' ranking rows and vector copies (unfiltered searches).
         """
         # the last word may be half typed: also a prefix, unless the store holds it as a whole word
-        toks = settle_prefix(terms(text, prefix_last=True), lambda t: self.store._document_frequency(t) > 0)
+        toks = settle_prefix(terms(text, prefix_last=True), lambda t: self.store.search.document_frequency(t) > 0)
         # the semantic side runs on a helper thread while SQLite ranks the keywords (onnxruntime,
         # Chroma and SQLite all release the GIL); the store itself stays on this thread
         index = self.vectors.index  # opened (and reconciled with the store) here, not on the helper
@@ -107,19 +107,20 @@ class Retrieval:
 
         pending = self.embed_lane.submit(by_meaning)
         if filters.active:  # full rows, filtered by the store's SQL
-            keyword = dict(self.store.keyword_search_terms(toks, filters, depth))
+            keyword = dict(self.store.search.keyword(toks, filters, depth))
             rows: dict[str, Any] = self.store.get_many(keyword)
         else:  # the keyword statement reads the candidates' ranking rows and vector copies too
-            found, rows = self.store.keyword_candidates(toks, filters, depth, previous=self.ranking.context_weight > 0)
+            found, rows = self.store.search.keyword_candidates(toks, filters, depth,
+                                                               previous=self.ranking.context_weight > 0)
             keyword = dict(found)
             rows.update(self._rows([i for i in keyword if i not in rows], filters))
         qvec, semantic = pending.result()
         if semantic is None:
             semantic = self._semantic_filtered(qvec, filters, depth + 10)
-        extra = self.store.queued_upserts(vector_sync.PENDING_FLUSH)  # added, not in Chroma yet
+        extra = self.store.vectors.queued_upserts(vector_sync.PENDING_FLUSH)  # added, not in Chroma yet
         extra += [i for i in keyword if i not in semantic]  # every keyword candidate gets its exact cosine
         if extra and filters.active:
-            extra = sorted(self.store.filter_ids(extra, filters))
+            extra = sorted(self.store.search.filter_ids(extra, filters))
         if extra:
             semantic.update(self.vectors.similarities(qvec, extra, known=_copies(rows, extra)))
         return keyword, semantic, qvec, rows
@@ -129,7 +130,7 @@ class Retrieval:
         the previous turns' vectors when the cosine is read in context); full rows for the hits kept."""
         if filters.active:
             return self.store.get_many(ids)
-        return self.store.rank_fields(ids, include_forgotten=filters.include_forgotten,
+        return self.store.search.rank_fields(ids, include_forgotten=filters.include_forgotten,
                                       previous=self.ranking.context_weight > 0)
 
     def _in_context(self, semantic: dict[str, float], rows: dict[str, RankFields] | None,
@@ -143,7 +144,7 @@ class Retrieval:
             blobs: list[bytes] = [rows[k].previous or b"" for k in keys]
             before = vector_matrix(blobs)
         else:
-            found = self.store.previous_vectors(list(semantic))
+            found = self.store.vectors.previous(list(semantic))
             keys = list(found)
             before = np.stack([found[k] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
         if not keys:
@@ -172,7 +173,7 @@ class Retrieval:
             hits = lift_time_mentions(hits, self.ranking.time_mention_boost, question)
         if self.ranking.neighbour_weight > 0 and hits:
             sources = [h.memory.id for h in hits[: self.ranking.neighbour_sources]]
-            neighbours, of_near = self.store.session_neighbourhood(sources)  # and theirs: one statement
+            neighbours, of_near = self.store.search.session_neighbourhood(sources)  # and theirs: one statement
             far = two_steps(neighbours, of_near) if self.ranking.far_neighbour_weight > 0 else {}
             wanted = {n for ns in (*neighbours.values(), *far.values()) for n in ns} - set(rows)
             extra = self.store.get_many(wanted, filters)  # those that pass the filters
@@ -195,13 +196,13 @@ class Retrieval:
 
     def _semantic_filtered(self, qvec: np.ndarray, filters: Filters, depth: int) -> dict[str, float]:
         """Nearest memories by meaning that pass the filters (exact when few pass, else HNSW + filter)."""
-        allowed = self.store.filtered_ids(filters, EXACT_SEMANTIC_CAP)
+        allowed = self.store.search.filtered_ids(filters, EXACT_SEMANTIC_CAP)
         if allowed is not None:
             return self.vectors.similarities(qvec, allowed)
-        share = self.store.count_filtered(filters) / max(1, self.store.count())
+        share = self.store.search.count_filtered(filters) / max(1, self.store.count())
         deep = int(min(DEEP_SEMANTIC_CAP, depth / max(share, 1e-6)))
         found = dict(self.vectors.index.query(qvec, deep))
-        keep = self.store.filter_ids(list(found), filters)
+        keep = self.store.search.filter_ids(list(found), filters)
         return {i: found[i] for i in keep}
 
     def context(self, query: str | None = None, *, ids: Sequence[str] = (), budget: int | None = None,
