@@ -116,7 +116,7 @@ class Enricher:
         self._background = False
         self._stopping = False
         self._woken = False  # wake() came while the thread was busy: the next idle wait is skipped
-        self.on_counts: Callable[[dict[str, int]], None] | None = None  # told the queue's counts when they may change
+        self.on_counts: Callable[[dict[str, Any]], None] | None = None  # told the queue's counts when they may change
         self._told_at = 0.0
         self._untold = False  # a job finished since the counts were last told
         self._thread: threading.Thread | None = None

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import apsw
 
@@ -238,7 +238,7 @@ class Store:
         extra = "" if include_forgotten else " AND m.forgotten = 0"
         last = -1
         while True:
-            rows = self.db.execute(
+            rows: list[Any] = self.db.execute(  # (rowid, *COLUMNS)
                 _SELECT.replace("SELECT ", "SELECT m.rowid, ", 1)
                 + f" WHERE m.rowid > ?{extra} ORDER BY m.rowid LIMIT ?",
                 (last, batch),
@@ -281,11 +281,11 @@ class Store:
         history into a large store costs the same as capturing now) and joins the latest-ending one
         that started by `at + gap`.
         """
-        rows = self.db.execute(
+        rows = cast("list[tuple[str, float, float]]", self.db.execute(
             "SELECT id, started_at, ended_at FROM sessions WHERE source = ? AND source_app = ? "
             "AND ended_at >= ? ORDER BY ended_at LIMIT 4",
             (source, source_app, at - SESSION_GAP_S),
-        ).fetchall()
+        ).fetchall())
         near = [r for r in rows if r[1] <= at + SESSION_GAP_S]
         if near:
             sid, started, ended = near[-1]

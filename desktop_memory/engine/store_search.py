@@ -52,9 +52,10 @@ def _moved(top: int, since: int | None, *, floor: int, share: int) -> bool:
     return since is None or abs(top - since) > max(floor, since // share)
 
 
-def _lower(value: apsw.SQLiteValue) -> str | None:
-    """SQLite's lower() knows ASCII only; this is Python's (Unicode) lower case of a value as text."""
-    return None if value is None else str(value).lower()
+def _lower(*value: apsw.SQLiteValue) -> str | None:
+    """SQLite's lower() knows ASCII only; this is Python's (Unicode) lower case of a value as text
+    (registered with one argument: `value` is a 1-tuple)."""
+    return None if value[0] is None else str(value[0]).lower()
 
 
 def register_functions(db: apsw.Connection) -> None:
