@@ -344,7 +344,7 @@ class Enricher:
         same = health.get("model_id") == info_id and health.get("version") == __version__
         crashes = int(health.get("crashes", 0)) + 1 if same else 1
         self.store.enrichment.set_model_health({"model_id": info_id, "version": __version__, "crashes": crashes,
-                                     "reason": exc.reason, "at": time.time()})
+                                                "reason": exc.reason, "at": time.time()})
         log.info("%s (%d in a row)", exc.reason, crashes)  # the command or the tray says it, once
         if crashes >= CRASHES_TO_STOP:
             self.model_error = f"{exc.reason}; memories are enriched without it"

@@ -131,7 +131,7 @@ class Retrieval:
         if filters.active:
             return self.store.get_many(ids)
         return self.store.search.rank_fields(ids, include_forgotten=filters.include_forgotten,
-                                      previous=self.ranking.context_weight > 0)
+                                             previous=self.ranking.context_weight > 0)
 
     def _in_context(self, semantic: dict[str, float], rows: dict[str, RankFields] | None,
                     qvec: np.ndarray) -> dict[str, float]:
