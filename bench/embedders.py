@@ -78,7 +78,7 @@ def run_conversation(svc: Any, embedder: Any, questions: list, k: int) -> dict[s
     ids = store.all_ids()
     rows = store.get_many(ids)
     dia = {mid: rows[mid].metadata.get("dia_id") for mid in ids}
-    vecs = store.stored_vectors(ids)
+    vecs = store.vectors.stored(ids)
     order = [mid for mid in ids if mid in vecs]
     matrix = np.stack([vecs[m] for m in order])
     hybrid, dense, search_ms, query_ms = [], [], [], []

@@ -9,7 +9,7 @@ Target: encrypted within 15 % of plain for import and for search. Measured throu
 2. import throughput of N JSON Lines records (embedding included: what a person waits for);
 3. the SQLite share of an import alone: the same N memories written through the store, no embedding;
 4. warm search latency p50/p95 (`service.search`, query embedding included) and keyword-only
-   latency (`store.keyword_search`, FTS5 + the join) over the same distinct queries.
+   latency (`store.search.keyword`, FTS5 + the join) over the same distinct queries.
 
 Both folders are open side by side and the work is paired: each import batch, store batch and query
 runs on both, the side that goes first alternating, so load from other processes falls on both alike
@@ -41,7 +41,7 @@ if str(REPO) not in sys.path:
 
 from bench.speed import Corpus, QueryMaker, cpu_model, loadavg, pct  # noqa: E402
 from desktop_memory.core.models import Memory  # noqa: E402
-from desktop_memory.core.query import Filters, fts_or, terms  # noqa: E402
+from desktop_memory.core.query import Filters, terms  # noqa: E402
 from desktop_memory.core.text import content_hash  # noqa: E402
 from desktop_memory.engine import encryption  # noqa: E402
 from desktop_memory.engine.embed import Embedder  # noqa: E402
@@ -111,14 +111,14 @@ def run(lines: list[str], queries: list[str], embedder: Embedder, work: Path, ba
         search: dict[str, list[float]] = {s: [] for s in sides}
         keyword: dict[str, list[float]] = {s: [] for s in sides}
         for i, q in enumerate(queries[10:]):
-            match = fts_or(terms(q, prefix_last=True))  # the store's keyword expression
+            toks = terms(q, prefix_last=True)
             for side in _paired(i):
                 t0 = time.perf_counter()
                 services[side].search(q, limit=10, record_access=False)
                 search[side].append((time.perf_counter() - t0) * 1000)
-                if match:
+                if toks:
                     t0 = time.perf_counter()
-                    services[side].store.keyword_search(match, Filters(), 100)
+                    services[side].store.search.keyword(toks, Filters(), 100)
                     keyword[side].append((time.perf_counter() - t0) * 1000)
         for side in sides:
             services[side].store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -150,19 +150,19 @@ def collect(conv: Conversation) -> None:
     """Read each question's candidate features from the engine once (for in-process re-ranking)."""
     with open_service(conv.folder, RankingParams()) as svc:
         store = svc.store
-        ids = [r[0] for r in store.rows("SELECT id FROM memories WHERE forgotten = 0")]
+        ids = [m.id for m in store.iter_all(include_forgotten=False)]
         conv.memories = store.get_many(ids)
         conv.dia = {i: (m.metadata or {}).get("dia_id") for i, m in conv.memories.items()}
-        conv.neighbours = store.session_neighbours(ids)
+        conv.neighbours = store.search.session_neighbourhood(ids)[0]
         vectors = svc.vectors
         for q in conv.questions:
-            toks = settle_prefix(terms(q.text, prefix_last=True), lambda t: store._document_frequency(t) > 0)
-            q.keyword = dict(store.keyword_search_terms(toks, Filters(), CANDIDATES))  # as service/retrieval.py
+            toks = settle_prefix(terms(q.text, prefix_last=True), lambda t: store.search.document_frequency(t) > 0)
+            q.keyword = dict(store.search.keyword(toks, Filters(), CANDIDATES))  # as service/retrieval.py
             qvec = svc.embedder.encode_query(q.text[:4000])
             cosines = dict(vectors.query(qvec, len(ids)))  # every memory of the conversation
             q.semantic = dict(sorted(cosines.items(), key=lambda kv: -kv[1])[: CANDIDATES + 10])
             q.semantic.update({i: cosines[i] for i in q.keyword if i in cosines})  # exact cosines too
-            before = store.previous_vectors(list(q.semantic))  # as service/retrieval.py, for context_weight
+            before = store.vectors.previous(list(q.semantic))  # as service/retrieval.py, for context_weight
             q.before = {i: float(v @ qvec) for i, v in before.items()}
 
 

@@ -655,7 +655,7 @@ def stage_breakdown(service: MemoryService, queries: QueryMaker, n: int) -> dict
         t0 = time.perf_counter()
         qvec = service.embedder.encode([q])[0]  # encode() has no cache
         t1 = time.perf_counter()
-        found = dict(service.store.keyword_search_terms(terms(q), Filters(), 100))
+        found = dict(service.store.search.keyword(terms(q), Filters(), 100))
         t2 = time.perf_counter()
         sem = dict(service.vectors.query(qvec, 110))
         t3 = time.perf_counter()

@@ -30,6 +30,7 @@ from . import folder as folder_files
 from .embed import DIMENSIONS
 from .settings import FILENAME as SETTINGS_FILE
 from .store import Store, migrations
+from .store_sql import scalar
 from .vectors import VectorIndex
 
 FORMAT = 1
@@ -147,7 +148,7 @@ def inspect(path: Path, passphrase: str | None) -> dict[str, Any]:
         problems = [r[0] for r in db.execute("PRAGMA integrity_check")]
         if problems != ["ok"]:
             raise BackupInvalid(f"{path} is damaged ({problems[0]}); nothing was changed")
-        count = db.execute("SELECT count(*) FROM memories").fetchone()[0]
+        count = scalar(db, "SELECT count(*) FROM memories")
         if count != info.get("memories") or memory_digest(db) != info.get("memory_digest"):
             raise BackupInvalid(f"{path} is damaged (its memories do not match its own record); "
                                 "nothing was changed")
@@ -180,7 +181,7 @@ def stage(source: Path, folder: Path, db_path: Path, passphrase: str | None) -> 
     bk = _open(source, passphrase)
     try:
         bk.execute("VACUUM INTO ?", (encryption.target_uri(staged, hexkey=key),))
-        settings_text = json.loads(bk.execute("SELECT value FROM backup_info WHERE key = 'settings'").fetchone()[0])
+        settings_text = json.loads(scalar(bk, "SELECT value FROM backup_info WHERE key = 'settings'"))
         rows = bk.execute("SELECT id, vector FROM backup_vectors")
         vectors = {i: np.frombuffer(v, dtype=np.float32) for i, v in rows}
     except apsw.Error as exc:
@@ -202,7 +203,7 @@ def _check_staged(staged: Path, key: str | None, info: dict[str, Any]) -> None:
         with staged_store.transaction():
             for table in _BACKUP_TABLES:
                 staged_store.db.execute(f"DROP TABLE {table}")
-        if staged_store.count(include_forgotten=True) != info["memories"] or not staged_store.fts_integrity():
+        if staged_store.count(include_forgotten=True) != info["memories"] or not staged_store.stats.fts_integrity():
             raise StorageError("the restored copy does not match the backup")
         staged_store.db.execute("PRAGMA journal_mode=DELETE")  # no -wal file left behind by the rename
     finally:

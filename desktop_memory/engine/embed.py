@@ -121,7 +121,7 @@ def default_threads() -> int:
 
 
 class _Tokenizer(Protocol):
-    def encode(self, text: str, add_special_tokens: bool = ...) -> Any: ...
+    def encode(self, text: str, /, *, add_special_tokens: bool = ...) -> Any: ...
 
 
 class _Runtime(Protocol):

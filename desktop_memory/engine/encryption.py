@@ -23,6 +23,7 @@ import apsw
 
 from ..core.errors import InvalidInput, StorageError, WrongKey
 from . import keys
+from .store_sql import scalar
 
 CIPHER = "chacha20"
 KDF_ITER = 2  # the key is 32 random bytes, not a password: stretching it would only slow every open (~0.2 s)
@@ -123,9 +124,9 @@ def fingerprint(db: apsw.Connection) -> dict[str, Any]:
     """What a faithful copy must keep: the schema version and the row counts."""
     tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN "
                                        "('memories', 'sessions', 'vector_queue') ORDER BY name")]
-    out: dict[str, Any] = {"user_version": db.execute("PRAGMA user_version").fetchone()[0]}
+    out: dict[str, Any] = {"user_version": scalar(db, "PRAGMA user_version")}
     for t in tables:
-        out[t] = db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+        out[t] = scalar(db, f"SELECT count(*) FROM {t}")
     return out
 
 
@@ -238,14 +239,15 @@ def prepare(folder: Path, db: Path) -> str | None:
     if state.key_id is None:
         state.key_id = keys.new_key_id()
         state.save(folder)
-    key = keys.database_key(state.key_id, create=not encrypted_now)
+    stored = keys.database_key(state.key_id, create=not encrypted_now)
+    key: str | None = stored  # the key the database has when this returns (None: plain)
     if encrypted_now:
-        verify_key(db, key)
+        verify_key(db, stored)
         if state.plain_by_choice:
-            rekey(db, key, None)
+            rekey(db, stored, None)
             key = None
     elif has_data(db):
-        rekey(db, None, key)
+        rekey(db, None, stored)
     previous = _sibling(db, PREVIOUS)
     if previous.exists():  # left by a swap that completed just before a crash
         verify(db, key)

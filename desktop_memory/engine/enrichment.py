@@ -116,7 +116,7 @@ class Enricher:
         self._background = False
         self._stopping = False
         self._woken = False  # wake() came while the thread was busy: the next idle wait is skipped
-        self.on_counts: Callable[[dict[str, int]], None] | None = None  # told the queue's counts when they may change
+        self.on_counts: Callable[[dict[str, Any]], None] | None = None  # told the queue's counts when they may change
         self._told_at = 0.0
         self._untold = False  # a job finished since the counts were last told
         self._thread: threading.Thread | None = None
@@ -186,7 +186,7 @@ class Enricher:
         Retry)."""
         def reset() -> None:
             self._drop_model()
-            self.store.set_model_health({})
+            self.store.enrichment.set_model_health({})
         self.call(reset)
 
     def try_model(self, info: ModelInfo) -> float:
@@ -219,12 +219,12 @@ class Enricher:
                     continue
                 if background and not self.low_priority:
                     self.low_priority = lower_thread_priority()
-                job = self.store.next_enrichment_job() if background else None
+                job = self.store.enrichment.next_job() if background else None
                 if job is not None:
                     self.foreground.wait_quiet(self._should_stop)  # the person's requests first
                     if self._should_stop():
                         continue  # a call (or stop) came first; the job stays queued
-                    job = self.store.next_enrichment_job()  # after a long wait, the queue's head may have changed
+                    job = self.store.enrichment.next_job()  # after a long wait, the queue's head may have changed
                     if job is None:
                         continue
                     if self._take_wake():  # memories arrived: say so before a job that may take seconds
@@ -295,7 +295,7 @@ class Enricher:
             return
         self._untold, self._told_at = False, time.monotonic()
         try:
-            self.on_counts(self.store.enrichment_counts() | {"model_problem": self.model_error})
+            self.on_counts(self.store.enrichment.counts() | {"model_problem": self.model_error})
         except Exception:  # noqa: BLE001 - telling the tray must never stop enrichment
             log.debug("enrichment counts not told", exc_info=True)
 
@@ -331,7 +331,7 @@ class Enricher:
         return self.model
 
     def _stopped_line(self, info: ModelInfo) -> str:
-        return stopped_line(self.store.model_health(), info.model_id)
+        return stopped_line(self.store.enrichment.model_health(), info.model_id)
 
     def _crashed(self, exc: ModelCrashed) -> None:
         """The worker died or hung: count it (persisted: a restart of the app does not reset it) and start
@@ -340,31 +340,31 @@ class Enricher:
         if model is not None:
             model.unload()
         info_id = model.info.model_id if model is not None else ""
-        health = self.store.model_health()
+        health = self.store.enrichment.model_health()
         same = health.get("model_id") == info_id and health.get("version") == __version__
         crashes = int(health.get("crashes", 0)) + 1 if same else 1
-        self.store.set_model_health({"model_id": info_id, "version": __version__, "crashes": crashes,
-                                     "reason": exc.reason, "at": time.time()})
+        self.store.enrichment.set_model_health({"model_id": info_id, "version": __version__, "crashes": crashes,
+                                                "reason": exc.reason, "at": time.time()})
         log.info("%s (%d in a row)", exc.reason, crashes)  # the command or the tray says it, once
         if crashes >= CRASHES_TO_STOP:
             self.model_error = f"{exc.reason}; memories are enriched without it"
 
     def _worked(self) -> None:
         """A job done with the model: its crashes are no longer "in a row"."""
-        if self.store.model_health():
-            self.store.set_model_health({})
+        if self.store.enrichment.model_health():
+            self.store.enrichment.set_model_health({})
 
     def _follow_model(self, model_id: str) -> None:
         """A different model than last time: queue everything again."""
-        previous = self.store.enrichment_model_id()
+        previous = self.store.enrichment.model_id()
         if previous != model_id:
             if previous is not None:
-                log.info("model changed; re-enriching all memories (%d)", self.store.requeue_enrichment())
-            self.store.set_enrichment_model_id(model_id)
+                log.info("model changed; re-enriching all memories (%d)", self.store.enrichment.requeue_all())
+            self.store.enrichment.set_model_id(model_id)
 
     def _verify(self) -> dict[str, Any]:
         self._drop_model()
-        self.store.set_model_health({})  # the person asks to try it: the breaker closes
+        self.store.enrichment.set_model_health({})  # the person asks to try it: the breaker closes
         started = time.perf_counter()
         try:
             model = self._get_model()
@@ -387,20 +387,20 @@ class Enricher:
             with self._cond:
                 if self._stopping:
                     break
-            job = self.store.next_enrichment_job()
+            job = self.store.enrichment.next_job()
             if job is None:
                 break
             self._process(job, report)
         report.seconds = round(time.perf_counter() - started, 3)
         report.model = self.model.info.name if self.model is not None else ""
         report.model_error = self.model_error
-        report.remaining = self.store.enrichment_counts()["queued"]
+        report.remaining = self.store.enrichment.counts()["queued"]
         return report
 
     def _process(self, job: EnrichmentJob, report: EnrichReport) -> None:
-        memory = self.store.enrichment_input(job.memory_id)
+        memory = self.store.enrichment.job_input(job.memory_id)
         if memory is None:  # deleted meanwhile
-            self.store.drop_enrichment_job(job)
+            self.store.enrichment.drop_job(job)
             return
         report.processed += 1
         try:
@@ -408,7 +408,7 @@ class Enricher:
             result = enrich_text(memory.content, model=model, pinned=memory.pinned, repeats=memory.repeats,
                                  summary_chars=self.settings.enrich_summary_chars, n_ctx=self.settings.llm_context)
             state = "done" if result.by != DETERMINISTIC else "basic"
-            self.store.finish_enrichment(job, result, memory.content_hash, state)
+            self.store.enrichment.finish(job, result, memory.content_hash, state)
             if result.by == DETERMINISTIC:
                 report.deterministic += 1
             else:
@@ -420,7 +420,7 @@ class Enricher:
             message = str(exc) if isinstance(exc, DesktopMemoryError) else f"{type(exc).__name__}: {exc}"
             log.debug("enrichment job %s failed", job.memory_id, exc_info=True)
             report.errors.append(message[:200])
-            if self.store.fail_enrichment(job, message, self.settings.enrich_max_attempts):
+            if self.store.enrichment.fail(job, message, self.settings.enrich_max_attempts):
                 report.failed += 1
                 self._fallback(job, memory)
             else:
@@ -431,17 +431,17 @@ class Enricher:
         try:
             result = enrich_text(memory.content, pinned=memory.pinned, repeats=memory.repeats,
                                  summary_chars=self.settings.enrich_summary_chars)
-            self.store.keep_entities(job.memory_id, memory.content_hash, result.entities, DETERMINISTIC)
+            self.store.enrichment.keep_entities(job.memory_id, memory.content_hash, result.entities, DETERMINISTIC)
         except Exception:  # noqa: BLE001 - already marked failed; nothing more to do
             log.debug("fallback enrichment failed too", exc_info=True)
 
 
 def status(store: Store, settings: Settings, enricher: Enricher | None) -> dict[str, Any]:
     """Queue length, rate and the model in use (read through the caller's store; nothing is loaded)."""
-    counts = store.enrichment_counts()
-    states = store.enrichment_states()
+    counts = store.enrichment.counts()
+    states = store.enrichment.states()
     model: dict[str, Any] = {"configured": settings.llm_model_path or "(default) SmolLM2-135M-Instruct"}
-    health = store.model_health()
+    health = store.enrichment.model_health()
     try:
         info = check_model(settings.llm_model_path or None)
         model.update(name=info.name, path=str(info.path), bytes=info.size, usable=True)
@@ -460,7 +460,7 @@ def status(store: Store, settings: Settings, enricher: Enricher | None) -> dict[
         "failed": counts["failed"],
         "enriched": int(states.get("done", 0)),
         "enriched_without_model": int(states.get("basic", 0)),
-        "rate_per_minute": store.enrichment_rate_per_minute(),
+        "rate_per_minute": store.enrichment.rate_per_minute(),
         "running": enricher.background if enricher is not None else False,
         "worker_error": enricher.crashed if enricher is not None else "",
         "threads": settings.llm_threads or default_threads(),

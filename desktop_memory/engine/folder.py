@@ -37,6 +37,7 @@ from . import encryption
 from .lock import FILENAME as LOCK_FILE
 from .settings import FILENAME as SETTINGS_FILE
 from .settings import Settings
+from .store_sql import scalar
 
 log = logging.getLogger(__name__)
 
@@ -238,7 +239,7 @@ def vector_entries(vectors: Path) -> int | None:
     except apsw.Error:
         return None
     try:
-        return int(db.execute("SELECT count(*) FROM embeddings").fetchone()[0])  # Chroma's own record of ids
+        return int(scalar(db, "SELECT count(*) FROM embeddings"))  # Chroma's own record of ids
     except apsw.Error:
         return None
     finally:

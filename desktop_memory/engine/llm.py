@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import paths
 from ..assets import package_folder
@@ -25,6 +25,7 @@ from ..core.errors import ModelUnavailable
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
+    from llama_cpp.llama_types import CreateChatCompletionResponse
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +78,7 @@ def available_memory() -> int | None:
 def check_model(path: Path | str | None) -> ModelInfo:
     """Check that a file looks like a usable GGUF model, or raise ModelUnavailable with one line."""
     default = not path
-    target = default_model_path() if default else paths.expand(path)
+    target = paths.expand(path) if path else default_model_path()
     if not target.exists():
         raise ModelUnavailable(f"model file not found: {target}")
     if not target.is_file():
@@ -131,7 +132,8 @@ def _keep_other_threads_stderr() -> None:
 
     for module in (llama_cpp.llama, llama_cpp._internals, llama_cpp.llama_chat_format):
         if hasattr(module, "suppress_stdout_stderr"):
-            module.suppress_stdout_stderr = _NoRedirect
+            # the attribute is there (checked just above), not in every module's type stubs
+            module.suppress_stdout_stderr = _NoRedirect  # type: ignore[attr-defined]
 
 
 def prompt(name: str) -> str:
@@ -204,12 +206,14 @@ class LocalModel:
     def json_completion(self, system: str, user: str, schema: dict[str, Any], *, max_tokens: int) -> dict[str, Any]:
         """A chat completion constrained by a JSON schema; {} if the output was cut short."""
         llama = self.load()
-        result = llama.create_chat_completion(
+        from llama_cpp import LogitsProcessorList  # loaded with the model just above
+
+        result = cast("CreateChatCompletionResponse", llama.create_chat_completion(  # not streamed: one response
             messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
             response_format={"type": "json_object", "schema": schema},
             max_tokens=max_tokens, temperature=0.0, top_k=1, repeat_penalty=1.1,
-            logits_processor=[self._pause_point] if self.between_tokens else None,
-        )
+            logits_processor=LogitsProcessorList([self._pause_point]) if self.between_tokens else None,
+        ))
         self.last_used = time.monotonic()
         text = result["choices"][0]["message"]["content"] or ""
         try:

@@ -104,11 +104,12 @@ def export_in_child(model_dir: Path, target: Path) -> Path:
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])  # this checkout's desktop_memory, also when not installed
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
-    flags = {"creationflags": getattr(subprocess, "CREATE_NO_WINDOW", 0)} if os.name == "nt" else {}
+    no_window: int = getattr(subprocess, "CREATE_NO_WINDOW", 0) if os.name == "nt" else 0  # 0: the default
     try:
         done = subprocess.run([sys.executable, "-m", "desktop_memory.engine.onnx_export", str(model_dir), str(target)],
                               stdin=subprocess.DEVNULL, capture_output=True, text=True, encoding="utf-8",
-                              errors="replace", env=env, timeout=EXPORT_TIMEOUT_S, check=False, **flags)
+                              errors="replace", env=env, timeout=EXPORT_TIMEOUT_S, check=False,
+                              creationflags=no_window)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ModelUnavailable(f"cannot export the embedding model to ONNX: {exc}") from exc
     if done.returncode != 0 or not target.is_file():
@@ -194,7 +195,7 @@ def export(model_dir: Path, target: Path) -> Path:
             super().__init__()
             self.model = model
 
-        def forward(self, input_ids, attention_mask, token_type_ids):  # type: ignore[no-untyped-def]
+        def forward(self, input_ids, attention_mask, token_type_ids):
             out = self.model(
                 input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
             ).last_hidden_state

@@ -1,4 +1,15 @@
-"""SQLite through APSW: the source of truth for memories, sessions and queues."""
+"""SQLite through APSW: the source of truth for memories, sessions and queues.
+
+`Store` holds the connection, the schema and transactions, and the memories themselves (reading, writing,
+sessions, families and versions). What else the database keeps is read and written through its parts,
+each on the same connection:
+
+- `store.search` (store_search.py): keyword ranking, what ranking reads, session neighbours, filtered ids
+- `store.vectors` (store_vectors.py): the durable queue for Chroma and the float16 vector copies
+- `store.enrichment` (store_enrichment.py): the enrichment queue and its results
+- `store.stats` (store_stats.py): whole-database figures and integrity checks
+- `store.reembed` (store_reembed.py): the scratch table of a switch to another embedding model
+"""
 
 from __future__ import annotations
 
@@ -10,7 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import apsw
 
@@ -19,11 +30,14 @@ from ..core.models import Memory, Version
 from ..core.query import Filters
 from ..core.text import first_line
 from . import encryption, failures
-from .store_enrichment import EnrichmentRows
-from .store_reembed import ReembedRows
-from .store_search import RANK_COLUMNS, KeywordSearch, RankFields, in_list, rank_fields_of
-from .store_stats import StoreFigures
+from .store_enrichment import EnrichmentQueue
+from .store_reembed import ReembedScratch
+from .store_search import RankFields, SearchReads, filter_sql, register_functions
+from .store_sql import in_list, scalar
+from .store_stats import StoreStats
 from .store_vectors import VectorRows
+
+__all__ = ["RankFields", "Store", "migrations"]
 
 SESSION_GAP_S = 10 * 60
 COLUMNS = [
@@ -67,7 +81,6 @@ def migrations() -> list[tuple[int, str, str]]:
     return sorted(found)
 
 
-
 def _row_to_memory(row: Sequence[Any]) -> Memory:
     d = dict(zip(COLUMNS, row, strict=True))
     for key in ("tags", "entities", "metadata"):
@@ -78,12 +91,18 @@ def _row_to_memory(row: Sequence[Any]) -> Memory:
     return Memory(**d)
 
 
-class Store(KeywordSearch, VectorRows, EnrichmentRows, StoreFigures, ReembedRows):
+class Store:
     """One connection to the memories database; used from one thread at a time.
 
-    Keyword search and filter SQL live in store_search.py, the vector queue and copies in store_vectors.py,
-    the enrichment queue and results in store_enrichment.py.
+    The memories' own rows are read and written here; the parts (`search`, `vectors`, `enrichment`,
+    `stats`, `reembed`: see the module's docstring) share the connection and the transactions.
     """
+
+    search: SearchReads
+    vectors: VectorRows
+    enrichment: EnrichmentQueue
+    stats: StoreStats
+    reembed: ReembedScratch
 
     def __init__(self, path: Path, key: str | None = None) -> None:
         """Open (creating) the database; `key` is its encryption key (engine/encryption.py), None if plain."""
@@ -91,13 +110,17 @@ class Store(KeywordSearch, VectorRows, EnrichmentRows, StoreFigures, ReembedRows
         try:
             self.db = encryption.connect(path, hexkey=key)
             self.db.set_busy_timeout(5000)
-            self.register_functions(self.db)
+            register_functions(self.db)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.execute("PRAGMA secure_delete=ON")  # deleted text is overwritten, not left in free pages
             self.migrate()
-            self._reset_search_cache()
+            self.search = SearchReads(self.db)
+            self.vectors = VectorRows(self.db)
+            self.enrichment = EnrichmentQueue(self.db, self.transaction)
+            self.stats = StoreStats(self.db)
+            self.reembed = ReembedScratch(self.db)
         except apsw.NotADBError as exc:
             raise StorageError(f"{path} is not a desktop-memory database (damaged or not SQLite): "
                                f"{failures.DAMAGED_ADVICE}") from exc
@@ -122,7 +145,7 @@ class Store(KeywordSearch, VectorRows, EnrichmentRows, StoreFigures, ReembedRows
     # -- schema -------------------------------------------------------------------------------
     @property
     def schema_version(self) -> int:
-        return int(self.db.execute("PRAGMA user_version").fetchone()[0])
+        return int(scalar(self.db, "PRAGMA user_version"))
 
     def migrate(self) -> list[str]:
         """Apply every migration newer than the database, each in its own transaction."""
@@ -196,25 +219,12 @@ class Store(KeywordSearch, VectorRows, EnrichmentRows, StoreFigures, ReembedRows
         """The memories with these ids; with `filters`, only those that pass them (`filter_sql`, same statement)."""
         ids = list(ids)
         out: dict[str, Memory] = {}
-        where, params = self.filter_sql(filters) if filters is not None else ("1", [])
+        where, params = filter_sql(filters) if filters is not None else ("1", [])
         for start in range(0, len(ids), 500):
             marks, chunk = in_list(ids[start : start + 500])
             for row in self.db.execute(_SELECT + f" WHERE m.id IN ({marks}) AND {where}", [*chunk, *params]):
                 m = _row_to_memory(row)
                 out[m.id] = m
-        return out
-
-    def rank_fields(self, ids: Iterable[str], *, include_forgotten: bool = False,
-                    previous: bool = False) -> dict[str, RankFields]:
-        """What ranking reads of each memory, without its text: ~3x cheaper than full rows. With `previous`,
-        also the vector copy `previous_vectors` would give, in the same statement (the rows are found once)."""
-        ids = list(ids)
-        out: dict[str, RankFields] = {}
-        live = "" if include_forgotten else " AND m.forgotten = 0"
-        for start in range(0, len(ids), 500):
-            marks, chunk = in_list(ids[start : start + 500])
-            sql = f"SELECT {RANK_COLUMNS[previous]}, NULL FROM memories m WHERE m.id IN ({marks}){live}"
-            out.update((r[0], rank_fields_of(r)) for r in self.db.execute(sql, chunk))
         return out
 
     def by_hash(self, content_hash: str) -> Memory | None:
@@ -228,7 +238,7 @@ class Store(KeywordSearch, VectorRows, EnrichmentRows, StoreFigures, ReembedRows
         extra = "" if include_forgotten else " AND m.forgotten = 0"
         last = -1
         while True:
-            rows = self.db.execute(
+            rows: list[Any] = self.db.execute(  # (rowid, *COLUMNS)
                 _SELECT.replace("SELECT ", "SELECT m.rowid, ", 1)
                 + f" WHERE m.rowid > ?{extra} ORDER BY m.rowid LIMIT ?",
                 (last, batch),
@@ -251,11 +261,17 @@ class Store(KeywordSearch, VectorRows, EnrichmentRows, StoreFigures, ReembedRows
 
     def count(self, *, include_forgotten: bool = False) -> int:
         sql = "SELECT count(*) FROM memories" + ("" if include_forgotten else " WHERE forgotten = 0")
-        return int(self.db.execute(sql).fetchone()[0])
+        return int(scalar(self.db, sql))
 
     def recent(self, limit: int) -> list[str]:
         """Ids of the most recently added memories, newest first."""
         return [r[0] for r in self.db.execute("SELECT id FROM memories ORDER BY rowid DESC LIMIT ?", (limit,))]
+
+    def retention_candidates(self, cutoff: float, below_importance: float, *, forgotten_only: bool) -> list[str]:
+        """Ids of memories created before `cutoff`, less important than `below_importance`, not pinned."""
+        sql = ("SELECT id FROM memories WHERE pinned = 0 AND created_at < ? AND importance < ?"
+               + (" AND forgotten = 1" if forgotten_only else ""))
+        return [r[0] for r in self.db.execute(sql, (cutoff, below_importance))]
 
     # -- writing ------------------------------------------------------------------------------
     def session_for(self, source: str, source_app: str, at: float, title: str) -> str:
@@ -265,11 +281,11 @@ class Store(KeywordSearch, VectorRows, EnrichmentRows, StoreFigures, ReembedRows
         history into a large store costs the same as capturing now) and joins the latest-ending one
         that started by `at + gap`.
         """
-        rows = self.db.execute(
+        rows = cast("list[tuple[str, float, float]]", self.db.execute(
             "SELECT id, started_at, ended_at FROM sessions WHERE source = ? AND source_app = ? "
             "AND ended_at >= ? ORDER BY ended_at LIMIT 4",
             (source, source_app, at - SESSION_GAP_S),
-        ).fetchall()
+        ).fetchall())
         near = [r for r in rows if r[1] <= at + SESSION_GAP_S]
         if near:
             sid, started, ended = near[-1]
@@ -418,19 +434,6 @@ class Store(KeywordSearch, VectorRows, EnrichmentRows, StoreFigures, ReembedRows
         return self.scalar("SELECT max(replaced_at) FROM memory_versions WHERE memory_id = ?", (memory_id,))
 
     # -- misc ---------------------------------------------------------------------------------
-    def fts_count(self) -> int:
-        return int(self.db.execute("SELECT count(*) FROM memories_fts").fetchone()[0])
-
-    def fts_integrity(self) -> bool:
-        try:
-            self.db.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 0)")
-        except apsw.Error:
-            return False
-        return True
-
     def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        row = self.db.execute(sql, params).fetchone()
-        return row[0] if row else None
-
-    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
-        return self.db.execute(sql, params).fetchall()
+        """The first column of the first row of a statement (None when there is none)."""
+        return scalar(self.db, sql, params)

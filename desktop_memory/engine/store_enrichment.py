@@ -1,7 +1,8 @@
 """The enrichment queue (m003) and enrichment results in the memories table.
 
-A mixin of `Store` (engine/store.py): every enrichment read and write goes through the store, on the
-connection of the thread that owns it (the engine's store, or the enrichment thread's own `Store`).
+`EnrichmentQueue` is the store's `enrichment` part (engine/store.py): every enrichment read and write goes
+through it, on the connection of the thread that owns the store (the engine's store, or the enrichment
+thread's own `Store`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import apsw
 
 from ..core.enrich import Enrichment
+from .store_sql import scalar
 
 RETRY_BASE_S = 5.0  # a failed job waits 5 s, 10 s, 20 s... before its next attempt
 MODEL_KEY = "enrichment_model"  # meta: the model that enriched the memories
@@ -41,65 +43,65 @@ class EnrichmentInput:
     content_hash: str
 
 
-class EnrichmentRows:
-    """The queue and the enrichment columns; `Store` provides `db` and `transaction`."""
+class EnrichmentQueue:
+    """The store's `enrichment` part: the queue and the enrichment columns.
 
-    db: apsw.Connection
-    transaction: Callable[[], AbstractContextManager[None]]
+    Each write is a transaction of its own (`transaction` is the store's, so one already open is joined).
+    """
 
-    def _one(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
-        row = self.db.execute(sql, params).fetchone()
-        return row[0] if row else None
+    def __init__(self, db: apsw.Connection, transaction: Callable[[], AbstractContextManager[None]]) -> None:
+        self.db = db
+        self.transaction = transaction
 
     # -- reading ------------------------------------------------------------------------------
-    def next_enrichment_job(self, now: float | None = None) -> EnrichmentJob | None:
+    def next_job(self, now: float | None = None) -> EnrichmentJob | None:
         """The oldest queued job that may run now."""
         row = self.db.execute(
             "SELECT seq, memory_id, attempts FROM enrichment_queue WHERE state = 'queued' AND not_before <= ? "
             "ORDER BY seq LIMIT 1", (now if now is not None else time.time(),)).fetchone()
         return EnrichmentJob(*row) if row else None
 
-    def enrichment_counts(self) -> dict[str, int]:
+    def counts(self) -> dict[str, int]:
         """Jobs waiting (`queued`) and given up on (`failed`)."""
-        rows = dict(self.db.execute("SELECT state, count(*) FROM enrichment_queue GROUP BY state").fetchall())
+        rows: dict[str, int] = dict(self.db.execute("SELECT state, count(*) FROM enrichment_queue GROUP BY state"))
         return {"queued": int(rows.get("queued", 0)), "failed": int(rows.get("failed", 0))}
 
-    def enrichment_states(self) -> dict[str, int]:
+    def states(self) -> dict[str, int]:
         """Memories per `enrichment_state` (pending, done, basic, failed)."""
         rows = self.db.execute("SELECT enrichment_state, count(*) FROM memories GROUP BY enrichment_state")
         return {str(state): int(n) for state, n in rows}
 
     def enriched_count(self) -> int:
         """Memories enriched at least once."""
-        return int(self._one("SELECT count(*) FROM memories WHERE enriched_at IS NOT NULL"))
+        return int(scalar(self.db, "SELECT count(*) FROM memories WHERE enriched_at IS NOT NULL"))
 
-    def enrichment_rate_per_minute(self, window_s: float = 3600) -> float | None:
+    def rate_per_minute(self, window_s: float = 3600) -> float | None:
         """Memories enriched per minute over the last hour of enrichment work (None if too few)."""
-        n, first, last = self.db.execute(
+        n, first, last = next(self.db.execute(
             "SELECT count(*), min(enriched_at), max(enriched_at) FROM memories WHERE enriched_at >= ?",
-            (time.time() - window_s,)).fetchone()
+            (time.time() - window_s,)))
         if n < 2 or last <= first:
             return None
         return round((n - 1) / (last - first) * 60, 1)
 
-    def enrichment_input(self, memory_id: str) -> EnrichmentInput | None:
+    def job_input(self, memory_id: str) -> EnrichmentInput | None:
         """The text and signals of a queued memory (None when it was deleted meanwhile)."""
         row = self.db.execute("SELECT content, pinned, access_count, content_hash FROM memories WHERE id = ?",
                               (memory_id,)).fetchone()
         return None if row is None else EnrichmentInput(row[0], bool(row[1]), int(row[2]), row[3])
 
-    def enrichment_model_id(self) -> str | None:
-        value = self._one("SELECT value FROM meta WHERE key = ?", (MODEL_KEY,))
+    def model_id(self) -> str | None:
+        value = scalar(self.db, "SELECT value FROM meta WHERE key = ?", (MODEL_KEY,))
         return None if value is None else str(value)
 
     # -- writing ------------------------------------------------------------------------------
-    def set_enrichment_model_id(self, model_id: str) -> None:
+    def set_model_id(self, model_id: str) -> None:
         with self.transaction():
             self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (MODEL_KEY, model_id))
 
     def model_health(self) -> dict[str, Any]:
         """The model worker's recent crashes ({} when it last worked): model_id, version, crashes, reason."""
-        value = self._one("SELECT value FROM meta WHERE key = ?", (HEALTH_KEY,))
+        value = scalar(self.db, "SELECT value FROM meta WHERE key = ?", (HEALTH_KEY,))
         try:
             health = json.loads(value) if value else {}
         except ValueError:
@@ -113,15 +115,15 @@ class EnrichmentRows:
             else:
                 self.db.execute("DELETE FROM meta WHERE key = ?", (HEALTH_KEY,))
 
-    def requeue_enrichment(self) -> int:
+    def requeue_all(self) -> int:
         """Queue every memory again (the model changed); failed jobs get a fresh start. Returns how many."""
         with self.transaction():
             self.db.execute("DELETE FROM enrichment_queue")
             self.db.execute("INSERT INTO enrichment_queue(memory_id) SELECT id FROM memories ORDER BY rowid")
             self.db.execute("UPDATE memories SET enrichment_state = 'pending'")
-            return int(self._one("SELECT count(*) FROM enrichment_queue"))
+            return int(scalar(self.db, "SELECT count(*) FROM enrichment_queue"))
 
-    def retry_failed_enrichment(self) -> int:
+    def retry_failed(self) -> int:
         """Give every failed job another round of attempts, and those waiting for their next attempt a try now;
         returns how many."""
         with self.transaction():
@@ -129,11 +131,11 @@ class EnrichmentRows:
                             "WHERE state = 'failed' OR (state = 'queued' AND attempts > 0)")
             return self.db.changes()
 
-    def drop_enrichment_job(self, job: EnrichmentJob) -> None:
+    def drop_job(self, job: EnrichmentJob) -> None:
         with self.transaction():
             self.db.execute("DELETE FROM enrichment_queue WHERE seq = ?", (job.seq,))
 
-    def finish_enrichment(self, job: EnrichmentJob, result: Enrichment, content_hash: str, state: str) -> bool:
+    def finish(self, job: EnrichmentJob, result: Enrichment, content_hash: str, state: str) -> bool:
         """Store a result unless the memory changed meanwhile; the job leaves the queue either way.
 
         A title or importance the person set (differs from what enrichment wrote last) is kept.
@@ -162,7 +164,7 @@ class EnrichmentRows:
              _json(result.entities), state, time.time(), result.by, new_title,
              None if keep_importance else result.importance, memory_id))
 
-    def fail_enrichment(self, job: EnrichmentJob, error: str, max_attempts: int) -> bool:
+    def fail(self, job: EnrichmentJob, error: str, max_attempts: int) -> bool:
         """Count a failed attempt; returns True when the job is now marked failed for good."""
         attempts = job.attempts + 1
         final = attempts >= max_attempts

@@ -1,7 +1,7 @@
 """The scratch table of a switch to another embedding model (service/reembed.py).
 
-A mixin of `Store` (engine/store.py): it writes through the store's one connection (`self.db`). The table
-lives only while a switch is under way, so it is made here, not by a migration.
+`ReembedScratch` is the store's `reembed` part (engine/store.py): it writes through the store's one
+connection. The table lives only while a switch is under way, so it is made here, not by a migration.
 """
 
 from __future__ import annotations
@@ -17,30 +17,31 @@ _MISSING = ("SELECT m.id FROM memories m LEFT JOIN reembed_vectors r ON r.id = m
 _CHUNK = 5000
 
 
-class ReembedRows:
-    """New-model vectors kept while a switch runs; `Store` provides `db`."""
+class ReembedScratch:
+    """The store's `reembed` part: new-model vectors kept while a switch runs."""
 
-    db: apsw.Connection
+    def __init__(self, db: apsw.Connection) -> None:
+        self.db = db
 
-    def reembed_begin(self, keep: bool) -> None:
+    def begin(self, keep: bool) -> None:
         """Make the scratch table (emptied first unless `keep`: vectors of the same target stay useful)."""
         if not keep:
-            self.reembed_drop()
+            self.drop()
         self.db.execute(_TABLE)
 
-    def reembed_drop(self) -> None:
+    def drop(self) -> None:
         self.db.execute("DROP TABLE IF EXISTS reembed_vectors")
 
-    def reembed_missing(self) -> list[str]:
+    def missing(self) -> list[str]:
         """Memories without a new-model vector for their current text."""
         return [row[0] for row in self.db.execute(_MISSING)]
 
-    def reembed_put(self, rows: Iterable[tuple[str, str, np.ndarray]]) -> None:
+    def put(self, rows: Iterable[tuple[str, str, np.ndarray]]) -> None:
         """(id, content hash, vector) kept as float16."""
         self.db.executemany("INSERT OR REPLACE INTO reembed_vectors(id, hash, vec) VALUES (?, ?, ?)",
                             [(i, h, np.asarray(v, np.float16).tobytes()) for i, h, v in rows])
 
-    def reembed_vectors(self) -> Iterator[list[tuple[str, np.ndarray]]]:
+    def vectors(self) -> Iterator[list[tuple[str, np.ndarray]]]:
         """Every kept vector, in chunks."""
         for start in range(0, 1 << 62, _CHUNK):
             chunk = list(self.db.execute("SELECT id, vec FROM reembed_vectors ORDER BY id LIMIT ? OFFSET ?",

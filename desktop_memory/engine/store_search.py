@@ -1,17 +1,19 @@
-"""Keyword search and filters over the memories table: FTS5 ranking, row selection by rare terms, filter SQL.
+"""Search reads over the memories table: FTS5 keyword ranking, row selection by rare terms, the fields ranking
+reads, session neighbours and filter SQL.
 
-A mixin of `Store` (engine/store.py): it reads through the store's one connection (`self.db`).
+`SearchReads` is the store's `search` part (engine/store.py): it reads through the store's one connection.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple, cast
 
 import apsw
 
 from ..core.errors import StorageError
 from ..core.query import Filters, fts_or
+from .store_sql import in_list, scalar
 
 DF_CACHE = 50_000  # document frequencies kept (a few MB at most)
 SELECT_BUDGET = 8000  # query terms select rows, rarest first, until their document counts reach this
@@ -34,24 +36,15 @@ _PREVIOUS_VECTOR = ("(SELECT v.vec FROM memory_vectors v WHERE v.rowid = (SELECT
                     "WHERE p.session_id = m.session_id AND p.rowid < m.rowid AND p.forgotten = 0 "
                     "ORDER BY p.rowid DESC LIMIT 1))")
 # RankFields' columns of `memories m` but the last, without (False) or with (True) the previous vector
-RANK_COLUMNS = {flag: f"m.id, m.created_at, m.importance, m.pinned, m.family_id, {_PREVIOUS_VECTOR if flag else 'NULL'}"
-                for flag in (False, True)}
+_RANK_COLUMNS = {
+    flag: f"m.id, m.created_at, m.importance, m.pinned, m.family_id, {_PREVIOUS_VECTOR if flag else 'NULL'}"
+    for flag in (False, True)}
 _OWN_VECTOR = "(SELECT v.vec FROM memory_vectors v WHERE v.rowid = m.rowid)"
 
 
-def rank_fields_of(row: Sequence[Any]) -> RankFields:
-    """RankFields from a row of RANK_COLUMNS and the own-vector column."""
+def _rank_fields_of(row: Sequence[Any]) -> RankFields:
+    """RankFields from a row of _RANK_COLUMNS and the own-vector column."""
     return RankFields(row[0], row[1], row[2], bool(row[3]), row[4], row[5], row[6])
-
-
-def in_list(values: Sequence[Any]) -> tuple[str, list[Any]]:
-    """Placeholders and parameters for `x IN (...)` over up to 500 values, padded with NULLs (never equal to
-    anything) to 8, 16, 32, ... 512 places: a search's statements then repeat the same few texts, which
-    the connection's statement cache keeps prepared (a new IN list of ~200 ids is ~0.05 ms to prepare)."""
-    size = 8
-    while size < len(values):
-        size *= 2
-    return ",".join("?" * size), [*values, *[None] * (size - len(values))]
 
 
 def _moved(top: int, since: int | None, *, floor: int, share: int) -> bool:
@@ -59,92 +52,116 @@ def _moved(top: int, since: int | None, *, floor: int, share: int) -> bool:
     return since is None or abs(top - since) > max(floor, since // share)
 
 
-def _lower(value: Any) -> str | None:
-    """SQLite's lower() knows ASCII only; this is Python's (Unicode) lower case of a value as text."""
-    return None if value is None else str(value).lower()
+def _lower(*value: apsw.SQLiteValue) -> str | None:
+    """SQLite's lower() knows ASCII only; this is Python's (Unicode) lower case of a value as text
+    (registered with one argument: `value` is a 1-tuple)."""
+    return None if value[0] is None else str(value[0]).lower()
 
 
-def _scalar(db: apsw.Connection, sql: str, params: Sequence[Any] = ()) -> Any:
-    row = db.execute(sql, params).fetchone()
-    return row[0] if row else None
+def register_functions(db: apsw.Connection) -> None:
+    """The SQL functions `filter_sql` uses, on one connection."""
+    db.create_scalar_function("dm_lower", _lower, 1, deterministic=True)
 
 
-class KeywordSearch:
-    """The store's keyword search and filter SQL; `Store` provides `db`."""
+def filter_sql(filters: Filters, alias: str = "m") -> tuple[str, list[Any]]:
+    """A WHERE fragment (always valid SQL) and its parameters for the given filters.
 
-    db: apsw.Connection
+    The one rule of which memories pass, for every search channel (service/retrieval.py). Text is
+    compared in any case with Python's Unicode lower case (`dm_lower`, registered on each connection
+    by `register_functions`), so "Ørsted" matches `entity:ørsted` and "Éditeur" matches `app:éditeur`.
+    """
+    clauses: list[str] = []
+    params: list[Any] = []
+    if not filters.include_forgotten:
+        clauses.append(f"{alias}.forgotten = 0")
+    if filters.pinned_only:
+        clauses.append(f"{alias}.pinned = 1")
+    if filters.sources:
+        clauses.append(f"lower({alias}.source) IN ({','.join('?' * len(filters.sources))})")
+        params += [s.lower() for s in filters.sources]
+    if filters.apps:
+        clauses.append("(" + " OR ".join(f"instr(dm_lower({alias}.source_app), ?) > 0" for _ in filters.apps) + ")")
+        params += [a.lower() for a in filters.apps]
+    for tag in filters.tags:
+        clauses.append(f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE lower(value) = ?)")
+        params.append(tag.lower())
+    if filters.after:
+        clauses.append(f"{alias}.created_at >= ?")
+        params.append(filters.after.timestamp())
+    if filters.before:
+        clauses.append(f"{alias}.created_at < ?")
+        params.append(filters.before.timestamp())
+    for ent in filters.entities:  # enrichment entities (issue 3): text contains, optionally of a type
+        clauses.append(f"EXISTS (SELECT 1 FROM json_each({alias}.entities) WHERE "
+                       "instr(dm_lower(json_extract(value, '$.text')), ?) > 0"
+                       + (" AND json_extract(value, '$.type') = ?)" if ent.type else ")"))
+        params += [ent.text.lower(), ent.type] if ent.type else [ent.text.lower()]
+    return (" AND ".join(clauses) or "1"), params
 
-    def _reset_search_cache(self) -> None:
-        """Start with no cached document frequencies or row count."""
+
+class SearchReads:
+    """The store's `search` part: keyword ranking, what ranking reads, session neighbours, filtered ids.
+
+    Keeps the document frequencies and row count keyword selection uses, per connection.
+    """
+
+    def __init__(self, db: apsw.Connection) -> None:
+        self.db = db
         self._porter: Any = None
         self._df_top: int | None = None
         self._rows_top: int | None = None
         self._df: dict[str, int] = {}
         self._fts_rows = 0
 
-    # -- filters ------------------------------------------------------------------------------
-    @staticmethod
-    def register_functions(db: apsw.Connection) -> None:
-        """The SQL functions `filter_sql` uses, on one connection."""
-        db.create_scalar_function("dm_lower", _lower, 1, deterministic=True)
+    # -- keyword ------------------------------------------------------------------------------
+    def keyword(self, toks: Sequence[str], filters: Filters, limit: int) -> list[tuple[str, float]]:
+        """(id, bm25 score, higher is better) over OR-ed terms, ranking a bounded number of rows whatever
+        the store's size.
 
-    @staticmethod
-    def filter_sql(filters: Filters, alias: str = "m") -> tuple[str, list[Any]]:
-        """A WHERE fragment (always valid SQL) and its parameters for the given filters.
-
-        The one rule of which memories pass, for every search channel (service/retrieval.py). Text is
-        compared in any case with Python's Unicode lower case (`dm_lower`, registered on each connection
-        by `register_functions`), so "Ørsted" matches `entity:ørsted` and "Éditeur" matches `app:éditeur`.
+        FTS5 ranks every row that matches any term (~1.5 us a row: ~60 ms for a word in half of 100k
+        memories). So the rarest terms select rows until their document counts add up to
+        SELECT_BUDGET; the commoner ones are kept for scoring but no longer select rows on their own:
+        the query becomes `(selecting terms) AND (all terms)`. A row that holds only common words
+        scores at most 2.2 x their small IDFs and rarely reaches the top; bm25 then counts the
+        selecting terms twice, which only shifts weight toward them. When fewer than `limit` rows
+        match, the whole query runs. (Measured on 100k synthetic notes: docs/benchmarks.md.)
         """
-        clauses, params = [], []
-        if not filters.include_forgotten:
-            clauses.append(f"{alias}.forgotten = 0")
-        if filters.pinned_only:
-            clauses.append(f"{alias}.pinned = 1")
-        if filters.sources:
-            clauses.append(f"lower({alias}.source) IN ({','.join('?' * len(filters.sources))})")
-            params += [s.lower() for s in filters.sources]
-        if filters.apps:
-            clauses.append("(" + " OR ".join(f"instr(dm_lower({alias}.source_app), ?) > 0" for _ in filters.apps) + ")")
-            params += [a.lower() for a in filters.apps]
-        for tag in filters.tags:
-            clauses.append(f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE lower(value) = ?)")
-            params.append(tag.lower())
-        if filters.after:
-            clauses.append(f"{alias}.created_at >= ?")
-            params.append(filters.after.timestamp())
-        if filters.before:
-            clauses.append(f"{alias}.created_at < ?")
-            params.append(filters.before.timestamp())
-        for ent in filters.entities:  # enrichment entities (issue 3): text contains, optionally of a type
-            clauses.append(f"EXISTS (SELECT 1 FROM json_each({alias}.entities) WHERE "
-                           "instr(dm_lower(json_extract(value, '$.text')), ?) > 0"
-                           + (" AND json_extract(value, '$.type') = ?)" if ent.type else ")"))
-            params += [ent.text.lower(), ent.type] if ent.type else [ent.text.lower()]
-        return (" AND ".join(clauses) or "1"), params
+        return self.keyword_candidates(toks, filters, limit, previous=None)[0]
 
-    def keyword_search(self, match: str, filters: Filters, limit: int) -> list[tuple[str, float]]:
-        """(id, bm25 score, higher is better) for an already-sanitised FTS5 expression."""
-        return self._keyword(match, filters, limit, None)[0]
+    def keyword_candidates(self, toks: Sequence[str], filters: Filters, limit: int, *,
+                           previous: bool | None = False) -> tuple[list[tuple[str, float]], dict[str, RankFields]]:
+        """`keyword` and the RankFields (own vector copy included; the previous one with `previous`) of the
+        candidates the keyword statement found unfiltered; None reads no fields."""
+        if not toks:
+            return [], {}
+        common = self._common_terms(toks)
+        if common:
+            selecting = [t for t in toks if t not in common]
+            found = self._match(f"({fts_or(selecting)}) AND ({fts_or(toks)})", filters, limit, previous)
+            if len(found[0]) >= limit:
+                return found
+        return self._match(fts_or(toks), filters, limit, previous)
 
-    def _keyword(self, match: str, filters: Filters, limit: int,
-                 previous: bool | None) -> tuple[list[tuple[str, float]], dict[str, RankFields]]:
-        """`keyword_search`, and with `previous` not None the candidates' RankFields with their vector copies.
+    def _match(self, match: str, filters: Filters, limit: int,
+               previous: bool | None) -> tuple[list[tuple[str, float]], dict[str, RankFields]]:
+        """(id, bm25 score) for an FTS5 expression, and with `previous` not None the candidates' RankFields
+        with their vector copies.
 
         Without filters the FTS index is ranked on its own and only the top rows are joined (2-4x faster at
         100k memories than joining every match before sorting); that join, by rowid, also reads what ranking
         needs (~3x cheaper than looking the ids up again). Rows found by the filtered join come without.
         """
         score = "-bm25(memories_fts, 1.0, 0.5, 1.0, 1.0, 0.5)"
-        where, params = self.filter_sql(filters)
+        where, params = filter_sql(filters)
         try:
             if not filters.active:
                 fetch = limit + limit // 2 + 10
-                top = self.db.execute(
+                top = cast("list[tuple[int, float]]", self.db.execute(
                     f"SELECT rowid, {score} AS s FROM memories_fts WHERE memories_fts MATCH ? ORDER BY s DESC LIMIT ?",
                     (match, fetch),
-                ).fetchall()
+                ).fetchall())
                 rowids = [r[0] for r in top]
+                fields: dict[int, RankFields]
                 if previous is None:
                     fields, ids = {}, self._ids_for_rowids(rowids, where, params)
                 else:  # the first `limit` rows, then the rest only if some of those did not pass
@@ -165,45 +182,18 @@ class KeywordSearch:
         except apsw.SQLError as exc:  # a sanitiser bug must not become a traceback
             raise StorageError(f"keyword search failed: {exc}") from exc
 
-    def keyword_search_terms(self, toks: Sequence[str], filters: Filters, limit: int) -> list[tuple[str, float]]:
-        """bm25 over OR-ed terms, ranking a bounded number of rows whatever the store's size.
-
-        FTS5 ranks every row that matches any term (~1.5 us a row: ~60 ms for a word in half of 100k
-        memories). So the rarest terms select rows until their document counts add up to
-        SELECT_BUDGET; the commoner ones are kept for scoring but no longer select rows on their own:
-        the query becomes `(selecting terms) AND (all terms)`. A row that holds only common words
-        scores at most 2.2 x their small IDFs and rarely reaches the top; bm25 then counts the
-        selecting terms twice, which only shifts weight toward them. When fewer than `limit` rows
-        match, the whole query runs. (Measured on 100k synthetic notes: docs/benchmarks.md.)
-        """
-        return self.keyword_candidates(toks, filters, limit, previous=None)[0]
-
-    def keyword_candidates(self, toks: Sequence[str], filters: Filters, limit: int, *,
-                           previous: bool | None = False) -> tuple[list[tuple[str, float]], dict[str, RankFields]]:
-        """`keyword_search_terms` and the RankFields (own vector copy included; the previous one with
-        `previous`) of the candidates the keyword statement found unfiltered; None reads no fields."""
-        if not toks:
-            return [], {}
-        common = self._common_terms(toks)
-        if common:
-            selecting = [t for t in toks if t not in common]
-            found = self._keyword(f"({fts_or(selecting)}) AND ({fts_or(toks)})", filters, limit, previous)
-            if len(found[0]) >= limit:
-                return found
-        return self._keyword(fts_or(toks), filters, limit, previous)
-
     def _common_terms(self, toks: Sequence[str]) -> set[str]:
         """The terms left out of row selection (never the rarest; none when the budget covers all)."""
-        top = int(_scalar(self.db, "SELECT coalesce(max(rowid), 0) FROM memories"))
+        top = int(scalar(self.db, "SELECT coalesce(max(rowid), 0) FROM memories"))
         if _moved(top, self._rows_top, floor=100, share=100):  # the row count: after 1 % more rows
-            self._rows_top, self._fts_rows = top, int(_scalar(self.db, "SELECT count(*) FROM memories"))
+            self._rows_top, self._fts_rows = top, int(scalar(self.db, "SELECT count(*) FROM memories"))
         # a term's count walks its whole doclist (~2 ms a query at 100k when none is cached); counts
         # only decide which terms select rows, so they are kept until the store grows by 10 %
         if _moved(top, self._df_top, floor=1000, share=10) or len(self._df) > DF_CACHE:
             self._df_top, self._df = top, {}
         if self._fts_rows <= SELECT_BUDGET or len(toks) < 2:
             return set()  # no query can rank more rows than the budget
-        counts = {t: self._document_frequency(t) for t in toks}
+        counts = {t: self.document_frequency(t) for t in toks}
         selecting: set[str] = set()
         total = 0
         for t in sorted(counts, key=counts.__getitem__):
@@ -213,7 +203,7 @@ class KeywordSearch:
             total += counts[t]
         return set(counts) - selecting
 
-    def _document_frequency(self, term: str) -> int:
+    def document_frequency(self, term: str) -> int:
         """Rows holding `term` (0 for a term that is not one token, so it is never treated as common)."""
         hit = self._df.get(term)
         if hit is None:
@@ -225,7 +215,7 @@ class KeywordSearch:
             hit = 0
             if len(tokens) == 1:
                 sql = "SELECT doc FROM temp.memories_fts_terms WHERE term = ?"
-                hit = int(_scalar(self.db, sql, (tokens[0][0],)) or 0)
+                hit = int(scalar(self.db, sql, (tokens[0][0],)) or 0)
             self._df[term] = hit
         return hit
 
@@ -242,28 +232,28 @@ class KeywordSearch:
         if not rowids:
             return {}
         marks, values = in_list(rowids)
-        sql = (f"SELECT m.rowid, {RANK_COLUMNS[previous]}, {_OWN_VECTOR} FROM memories m "
+        sql = (f"SELECT m.rowid, {_RANK_COLUMNS[previous]}, {_OWN_VECTOR} FROM memories m "
                f"WHERE m.rowid IN ({marks}) AND {where}")
-        return {r[0]: rank_fields_of(r[1:]) for r in self.db.execute(sql, [*values, *params])}
+        return {r[0]: _rank_fields_of(r[1:]) for r in self.db.execute(sql, [*values, *params])}
 
-    def session_neighbours(self, ids: Sequence[str]) -> dict[str, list[str]]:
-        """For each id, the memories just before and after it in its session (one statement)."""
-        if not ids:
-            return {}
-        sql = (
-            "WITH s AS (SELECT rowid, id, session_id FROM memories "
-            f"WHERE id IN ({','.join('?' * len(ids))}) AND session_id IS NOT NULL) "
-            "SELECT s.id, "
-            "(SELECT m.id FROM memories m WHERE m.session_id = s.session_id AND m.rowid < s.rowid "
-            "ORDER BY m.rowid DESC LIMIT 1), "
-            "(SELECT m.id FROM memories m WHERE m.session_id = s.session_id AND m.rowid > s.rowid "
-            "ORDER BY m.rowid LIMIT 1) FROM s"
-        )
-        return {mid: [n for n in (before, after) if n is not None]
-                for mid, before, after in self.db.execute(sql, list(ids))}
+    # -- what ranking reads -------------------------------------------------------------------
+    def rank_fields(self, ids: Iterable[str], *, include_forgotten: bool = False,
+                    previous: bool = False) -> dict[str, RankFields]:
+        """What ranking reads of each memory, without its text: ~3x cheaper than full rows. With `previous`,
+        also the vector copy `store.vectors.previous` would give, in the same statement (the rows are found
+        once)."""
+        ids = list(ids)
+        out: dict[str, RankFields] = {}
+        live = "" if include_forgotten else " AND m.forgotten = 0"
+        for start in range(0, len(ids), 500):
+            marks, chunk = in_list(ids[start : start + 500])
+            sql = f"SELECT {_RANK_COLUMNS[previous]}, NULL FROM memories m WHERE m.id IN ({marks}){live}"
+            out.update((r[0], _rank_fields_of(r)) for r in self.db.execute(sql, chunk))
+        return out
 
     def session_neighbourhood(self, ids: Sequence[str]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-        """`session_neighbours(ids)` and `session_neighbours` of those neighbours, in one statement.
+        """For each id, the memories just before and after it in its session; and the same for those
+        neighbours, in one statement.
 
         The memory just before a memory has that memory just after it, so its own neighbours are the one
         two steps before and the memory itself (and the other way round after it).
@@ -288,29 +278,29 @@ class KeywordSearch:
                 of_near[after] = [n for n in (mid, after2) if n is not None]
         return near, of_near
 
+    # -- filtered ids -------------------------------------------------------------------------
     def filtered_ids(self, filters: Filters, cap: int) -> list[str] | None:
         """Ids matching the filters, or None when more than cap match."""
-        where, params = self.filter_sql(filters)
+        where, params = filter_sql(filters)
         rows = self.db.execute(f"SELECT m.id FROM memories m WHERE {where} LIMIT ?", [*params, cap + 1]).fetchall()
-        return None if len(rows) > cap else [r[0] for r in rows]
+        return None if len(rows) > cap else [str(r[0]) for r in rows]
 
     def newest_ids(self, filters: Filters, limit: int) -> list[str]:
         """The newest memories that pass the filters (pinned first)."""
-        where, params = self.filter_sql(filters)
+        where, params = filter_sql(filters)
         sql = f"SELECT m.id FROM memories m WHERE {where} ORDER BY m.pinned DESC, m.created_at DESC LIMIT ?"
         return [r[0] for r in self.db.execute(sql, [*params, limit])]
 
     def count_filtered(self, filters: Filters) -> int:
-        where, params = self.filter_sql(filters)
-        return int(self.db.execute(f"SELECT count(*) FROM memories m WHERE {where}", params).fetchone()[0])
+        where, params = filter_sql(filters)
+        return int(scalar(self.db, f"SELECT count(*) FROM memories m WHERE {where}", params))
 
     def filter_ids(self, ids: Sequence[str], filters: Filters) -> set[str]:
         """The subset of `ids` that passes the filters."""
-        where, params = self.filter_sql(filters)
+        where, params = filter_sql(filters)
         out: set[str] = set()
         for start in range(0, len(ids), 500):
             chunk = list(ids[start : start + 500])
             sql = f"SELECT m.id FROM memories m WHERE m.id IN ({','.join('?' * len(chunk))}) AND {where}"
             out.update(r[0] for r in self.db.execute(sql, [*chunk, *params]))
         return out
-

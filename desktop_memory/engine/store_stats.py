@@ -1,4 +1,7 @@
-"""The store's figures and checks for the whole database (stats, doctor, retention), as `Store` methods."""
+"""Figures and checks for the whole database (stats, doctor, backup verification).
+
+`StoreStats` is the store's `stats` part (engine/store.py): it reads through the store's one connection.
+"""
 
 from __future__ import annotations
 
@@ -6,36 +9,41 @@ from typing import Any
 
 import apsw
 
+from .store_sql import scalar
 
-class StoreFigures:
-    """Mixed into `Store` (engine/store.py): whole-database counts, checks and selections."""
 
-    db: apsw.Connection
+class StoreStats:
+    """The store's `stats` part: whole-database counts and integrity checks."""
+
+    def __init__(self, db: apsw.Connection) -> None:
+        self.db = db
 
     def figures(self) -> dict[str, Any]:
         """Counts for `stats`: pinned, sessions, by_source (not forgotten), redactions, oldest and newest time."""
         one = self.db.execute
         by_source = dict(one("SELECT source, count(*) FROM memories WHERE forgotten = 0 GROUP BY source"))
-        oldest, newest = one("SELECT min(created_at), max(created_at) FROM memories").fetchone()
+        oldest, newest = next(one("SELECT min(created_at), max(created_at) FROM memories"))
         return {
-            "pinned": one("SELECT count(*) FROM memories WHERE pinned = 1 AND forgotten = 0").fetchone()[0],
-            "sessions": one("SELECT count(*) FROM sessions").fetchone()[0],
+            "pinned": scalar(self.db, "SELECT count(*) FROM memories WHERE pinned = 1 AND forgotten = 0"),
+            "sessions": scalar(self.db, "SELECT count(*) FROM sessions"),
             "by_source": by_source,
-            "redactions": one("SELECT coalesce(sum(redactions), 0) FROM memories").fetchone()[0],
+            "redactions": scalar(self.db, "SELECT coalesce(sum(redactions), 0) FROM memories"),
             "oldest": oldest,
             "newest": newest,
         }
 
     def quick_check(self) -> bool:
         """SQLite's own page and index check (PRAGMA quick_check) passes."""
-        return self.db.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+        return bool(scalar(self.db, "PRAGMA quick_check") == "ok")
 
-    def retention_candidates(self, cutoff: float, below_importance: float, *, forgotten_only: bool) -> list[str]:
-        """Ids of memories created before `cutoff`, less important than `below_importance`, not pinned."""
-        sql = ("SELECT id FROM memories WHERE pinned = 0 AND created_at < ? AND importance < ?"
-               + (" AND forgotten = 1" if forgotten_only else ""))
-        return [r[0] for r in self.db.execute(sql, (cutoff, below_importance))]
+    def fts_count(self) -> int:
+        """Rows of the full-text index (one per memory when it is sound)."""
+        return int(scalar(self.db, "SELECT count(*) FROM memories_fts"))
 
-    def all_vector_copies(self) -> list[tuple[str, bytes]]:
-        """Every memory's float16 vector copy as (id, raw bytes)."""
-        return list(self.db.execute("SELECT m.id, v.vec FROM memories m JOIN memory_vectors v ON v.rowid = m.rowid"))
+    def fts_integrity(self) -> bool:
+        """FTS5's own check of the full-text index against the memories table passes."""
+        try:
+            self.db.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 0)")
+        except apsw.Error:
+            return False
+        return True

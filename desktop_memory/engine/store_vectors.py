@@ -1,6 +1,8 @@
 """The durable vector queue and the float16 vector copies (m004) in SQLite.
 
-A mixin of `Store` (engine/store.py): it writes through the store's one connection (`self.db`).
+`VectorRows` is the store's `vectors` part (engine/store.py): it reads and writes through the store's one
+connection. The queue holds what Chroma (engine/vectors.py) still has to be told; the copies are what
+SQLite keeps of every memory's vector itself.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from collections.abc import Iterable, Sequence
 import apsw
 import numpy as np
 
-from .store_search import in_list
+from .store_sql import in_list, scalar
 
 
 def vector_matrix(blobs: Sequence[bytes]) -> np.ndarray:
@@ -21,12 +23,14 @@ def vector_matrix(blobs: Sequence[bytes]) -> np.ndarray:
 
 
 class VectorRows:
-    """Queue rows for Chroma and the vectors SQLite keeps itself; `Store` provides `db`."""
+    """The store's `vectors` part: queue rows for Chroma and the vector copies SQLite keeps itself."""
 
-    db: apsw.Connection
+    def __init__(self, db: apsw.Connection) -> None:
+        self.db = db
 
     # -- vector queue -------------------------------------------------------------------------
     def queued(self, limit: int = 512) -> list[tuple[str, str]]:
+        """(memory id, "upsert" or "delete") of the oldest queued changes."""
         return [
             (r[0], r[1])
             for r in self.db.execute("SELECT memory_id, op FROM vector_queue ORDER BY queued_at LIMIT ?", (limit,))
@@ -37,7 +41,7 @@ class VectorRows:
             "SELECT memory_id FROM vector_queue WHERE op = 'upsert' LIMIT ?", (limit,))]
 
     def queue_length(self) -> int:
-        return int(self.db.execute("SELECT count(*) FROM vector_queue").fetchone()[0])
+        return int(scalar(self.db, "SELECT count(*) FROM vector_queue"))
 
     def enqueue(self, ids: Iterable[str], op: str) -> None:
         self.db.executemany("INSERT OR REPLACE INTO vector_queue(memory_id, op) VALUES (?, ?)", [(i, op) for i in ids])
@@ -47,14 +51,14 @@ class VectorRows:
             self.db.executemany("DELETE FROM vector_queue WHERE memory_id = ?", [(i,) for i in ids])
 
     # -- vector copies (m004) -----------------------------------------------------------------
-    def put_vectors(self, pairs: Iterable[tuple[str, np.ndarray]]) -> None:
+    def put(self, pairs: Iterable[tuple[str, np.ndarray]]) -> None:
         """Keep a float16 copy of each memory's vector (call inside the transaction that wrote it)."""
         self.db.executemany(
             "INSERT OR REPLACE INTO memory_vectors(rowid, vec) SELECT rowid, ? FROM memories WHERE id = ?",
             [(np.asarray(v, dtype=np.float16).tobytes(), i) for i, v in pairs],
         )
 
-    def stored_vectors(self, ids: Iterable[str]) -> dict[str, np.ndarray]:
+    def stored(self, ids: Iterable[str]) -> dict[str, np.ndarray]:
         """The float32 vectors of those memories that have a copy."""
         ids = list(ids)
         out: dict[str, np.ndarray] = {}
@@ -62,7 +66,7 @@ class VectorRows:
             marks, chunk = in_list(ids[start : start + 500])
             sql = ("SELECT m.id, v.vec FROM memories m JOIN memory_vectors v ON v.rowid = m.rowid "
                    f"WHERE m.id IN ({marks})")
-            rows = self.db.execute(sql, chunk).fetchall()
+            rows: list[tuple[str, bytes]] = list(self.db.execute(sql, chunk))
             blobs = [r[1] for r in rows]
             if len({len(b) for b in blobs}) == 1:  # one conversion for the chunk; each vector a row of it
                 out.update(zip([r[0] for r in rows], vector_matrix(blobs), strict=True))
@@ -70,7 +74,7 @@ class VectorRows:
                 out.update((mid, np.frombuffer(blob, dtype=np.float16).astype(np.float32)) for mid, blob in rows)
         return out
 
-    def previous_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+    def previous(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """For each id, the vector copy of the memory just before it in its session (forgotten ones skipped);
         none for a session's first memory or one without a session."""
         out: dict[str, np.ndarray] = {}
@@ -85,12 +89,16 @@ class VectorRows:
                 out[mid] = np.frombuffer(blob, dtype=np.float16).astype(np.float32)
         return out
 
-    def ids_without_vector(self) -> list[str]:
+    def all_copies(self) -> list[tuple[str, bytes]]:
+        """Every memory's float16 vector copy as (id, raw bytes)."""
+        return list(self.db.execute("SELECT m.id, v.vec FROM memories m JOIN memory_vectors v ON v.rowid = m.rowid"))
+
+    def ids_without_copy(self) -> list[str]:
+        """Memories SQLite keeps no vector copy of, in the order they were added."""
         return [r[0] for r in self.db.execute(
             "SELECT m.id FROM memories m WHERE NOT EXISTS "
             "(SELECT 1 FROM memory_vectors v WHERE v.rowid = m.rowid) ORDER BY m.rowid")]
 
-    def drop_vectors(self) -> None:
+    def drop_copies(self) -> None:
         """Forget every copy (the embedding model changed)."""
         self.db.execute("DELETE FROM memory_vectors")
-

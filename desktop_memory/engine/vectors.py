@@ -59,7 +59,8 @@ def _forget_unstarted_system(path: Path) -> None:
     if system is None:
         return
     try:
-        started = hasattr(system.instance(ServerAPI), "bindings")
+        # Chroma finds the running implementation by its abstract type
+        started = hasattr(system.instance(ServerAPI), "bindings")  # type: ignore[type-abstract]
     except Exception:  # noqa: BLE001 - a system that cannot even say is of no use either
         started = False
     if not started:
@@ -231,7 +232,10 @@ class VectorIndex:
                     self._fresh_vecs.update(zip(ids, np.asarray(vectors, dtype=np.float32), strict=True))
                 for start in range(0, len(ids), 4096):
                     chunk, vecs = list(ids[start : start + 4096]), vectors[start : start + 4096]
-                    self._call(lambda c=chunk, v=vecs: self._col.upsert(ids=c, embeddings=v))
+                    self._upsert(chunk, vecs)
+
+    def _upsert(self, ids: list[str], vecs: np.ndarray) -> None:
+        self._call(lambda: self._col.upsert(ids=ids, embeddings=vecs))
 
     def delete(self, ids: Sequence[str]) -> None:
         if len(ids):
@@ -246,11 +250,14 @@ class VectorIndex:
         out: set[str] = set()
         offset, page = 0, 10000
         while True:
-            got = self._call(lambda o=offset: self._col.get(include=[], limit=page, offset=o))["ids"]
+            got = self._ids_page(offset, page)
             out.update(got)
             if len(got) < page:
                 return out
             offset += page
+
+    def _ids_page(self, offset: int, limit: int) -> list[str]:
+        return self._call(lambda: self._col.get(include=[], limit=limit, offset=offset))["ids"]
 
     def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
@@ -297,7 +304,7 @@ class VectorIndex:
             sims[start : start + len(block)] = (block @ q) / np.where(norms > 0, norms, 1.0)
         fresh, written = self._fresh, list(self._fresh_vecs.items())
         want = min(len(ids), limit + len(fresh))
-        top = np.argpartition(-sims, want - 1)[:want] if want > 0 else []
+        top = np.argpartition(-sims, want - 1)[:want] if want > 0 else np.zeros(0, dtype=np.intp)
         out = [(ids[i], float(sims[i])) for i in top if ids[i] not in fresh]
         for mid, vec in written:
             out.append((mid, float(vec @ q / (np.linalg.norm(vec) or 1.0))))
@@ -354,7 +361,7 @@ class VectorIndex:
                             if ids[r] not in self._fresh and ids[r] not in present]
                     if rows:
                         vecs = matrix[rows].astype(np.float32)
-                        self._call(lambda r=rows, v=vecs: self._col.upsert(ids=[ids[i] for i in r], embeddings=v))
+                        self._upsert([ids[i] for i in rows], vecs)
                     self.filled = min(start + FILL_BATCH, len(ids))
         except BaseException as exc:  # noqa: BLE001 - reported; the marker makes the next open resume
             self.fill_error = f"{type(exc).__name__}: {str(exc)[:200]}"

@@ -84,9 +84,9 @@ class EnrichmentControl:
         self.settings.save(self.folder)
         if self._enricher is not None:
             self._enricher.reset_model()
-        changed = self.store.enrichment_model_id() != info.model_id
-        requeued = self.store.requeue_enrichment() if changed and self.store.enriched_count() else 0
-        self.store.set_enrichment_model_id(info.model_id)
+        changed = self.store.enrichment.model_id() != info.model_id
+        requeued = self.store.enrichment.requeue_all() if changed and self.store.enrichment.enriched_count() else 0
+        self.store.enrichment.set_model_id(info.model_id)
         return {"model": info.name, "path": str(info.path), "bytes": info.size, "requeued": requeued}
 
     def verify_model(self) -> dict[str, Any]:
@@ -95,14 +95,14 @@ class EnrichmentControl:
 
     def requeue(self) -> int:
         """Queue every memory for enrichment again; returns how many."""
-        n = self.store.requeue_enrichment()
+        n = self.store.enrichment.requeue_all()
         self.wake()
         return n
 
     def retry_failed(self) -> int:
         """Give failed jobs another chance, and the local model too if it was stopped after crashing."""
-        n = self.store.retry_failed_enrichment()
-        self.store.set_model_health({})
+        n = self.store.enrichment.retry_failed()
+        self.store.enrichment.set_model_health({})
         if self._enricher is not None:
             self._enricher.reset_model()
         self.wake()

@@ -148,7 +148,7 @@ class Ingest:
         vecs = self.embedder.encode([p.memory.content for p in fresh]) if fresh else no_vectors()
         results += self.commit(fresh, vecs, later, index=False, extend=extend)
         flush = vector_sync.PENDING_FLUSH
-        if len(self.store.queued_upserts(flush)) >= flush:
+        if len(self.store.vectors.queued_upserts(flush)) >= flush:
             self.vectors.write_waiting()  # committed: a full disk now must not fail the add
         return results
 
@@ -295,7 +295,7 @@ class Ingest:
                 new_rows.append(row)
                 mine[m.id] = vec
                 results.append(AddResult(m, "related" if existing is not None else "added", p.redactions))
-            self.store.put_vectors(mine.items())
+            self.store.vectors.put(mine.items())
         to_index.update(mine)
         if len(mine) > len(new_ids):
             self._recent = None  # an extended memory's vector changed: read the window again

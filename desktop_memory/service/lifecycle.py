@@ -135,7 +135,7 @@ class Lifecycle:
     # -- the whole store ----------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
         s = self.store
-        figures = s.figures()
+        figures = s.stats.figures()
         db_bytes = sum(p.stat().st_size for p in self.folder.glob(s.path.name + "*"))
         vec_dir = self.folder / VECTORS_DIR
         vec_bytes = sum(p.stat().st_size for p in vec_dir.rglob("*") if p.is_file()) if vec_dir.exists() else 0
@@ -149,7 +149,7 @@ class Lifecycle:
             "redacted_secrets": figures["redactions"],
             "oldest": to_iso(figures["oldest"]),
             "newest": to_iso(figures["newest"]),
-            "vector_queue": s.queue_length(),
+            "vector_queue": s.vectors.queue_length(),
             "database_bytes": db_bytes,
             "vector_bytes": vec_bytes,
             "schema_version": s.schema_version,
@@ -159,9 +159,9 @@ class Lifecycle:
         """Check every store and repair what can be repaired (the vector index)."""
         checks: dict[str, Any] = {"data_dir": str(self.folder), "schema_version": self.store.schema_version}
         checks["encryption"] = encryption.describe(self.folder, self.store.path)
-        checks["sqlite_integrity"] = self.store.quick_check()
-        checks["fts_integrity"] = self.store.fts_integrity()
-        checks["fts_rows_match"] = self.store.fts_count() == self.store.count(include_forgotten=True)
+        checks["sqlite_integrity"] = self.store.stats.quick_check()
+        checks["fts_integrity"] = self.store.stats.fts_integrity()
+        checks["fts_rows_match"] = self.store.stats.fts_count() == self.store.count(include_forgotten=True)
         try:
             self.embedder.encode(["doctor"])
             checks["embedding_model"] = "ok"

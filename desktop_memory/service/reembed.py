@@ -51,7 +51,7 @@ def real_embedder(name: str) -> Embedder:
 
 def _missing(store: Store) -> list[str]:
     """Memories without a vector of the new model for their current text."""
-    return store.reembed_missing()
+    return store.reembed.missing()
 
 
 def _embed_into(store: Store, embedder: Embedder, ids: Sequence[str]) -> None:
@@ -62,7 +62,7 @@ def _embed_into(store: Store, embedder: Embedder, ids: Sequence[str]) -> None:
         return
     vecs = embedder.encode([rows[i].content for i in present])
     with store.transaction():
-        store.reembed_put((i, rows[i].content_hash, v) for i, v in zip(present, vecs, strict=True))
+        store.reembed.put((i, rows[i].content_hash, v) for i, v in zip(present, vecs, strict=True))
 
 
 class ReEmbed:
@@ -136,7 +136,7 @@ class ReEmbed:
             if target == self.active:
                 with self.store.transaction():
                     self.store.set_meta(TARGET_KEY, "")
-                    self.store.reembed_drop()
+                    self.store.reembed.drop()
                 self.target, self.error = None, None
             else:
                 self._begin(target)
@@ -146,7 +146,7 @@ class ReEmbed:
         self._next = self.embedder_for(target)  # refused at once if not installed
         with self.store.transaction():
             # another target's vectors are of no use
-            self.store.reembed_begin(keep=self.store.get_meta(TARGET_KEY) == target)
+            self.store.reembed.begin(keep=self.store.get_meta(TARGET_KEY) == target)
             self.store.set_meta(TARGET_KEY, target)
         self.target, self.error, self._ready = target, None, False
         self.done, self.total = 0, self.store.count(include_forgotten=True)
@@ -235,13 +235,13 @@ class ReEmbed:
         _embed_into(store, embedder, missing)  # the few added since the job's last pass
         vectors_id = embedder.vectors_id
         with store.transaction():
-            for chunk in store.reembed_vectors():
-                store.put_vectors(chunk)
+            for chunk in store.reembed.vectors():
+                store.vectors.put(chunk)
             store.set_meta(EMBEDDING_MODEL_KEY, vectors_id)
             store.set_meta(NAME_KEY, target)
             store.set_meta(TARGET_KEY, "")
             store.set_meta(SWAP_KEY, "1")
-            store.reembed_drop()
+            store.reembed.drop()
         for part in self._holders:
             part.embedder = embedder
         self.active, self.target, self._next, self._ready = target, None, None, False

@@ -2,8 +2,8 @@
 
 `Retrieval` receives its collaborators (store, embedder, vector sync, ranking parameters, settings,
 the embedding lane). Which memories pass the filters is decided in one place, the store's SQL
-(`Store.filter_sql` / `Store.filter_ids`), for every channel: keyword, semantic, queued vectors,
-session neighbours and family members. The ranking itself is pure (core/pipeline.rank, the steps in
+(engine/store_search.py: `filter_sql`, `store.search.filter_ids`), for every channel: keyword, semantic,
+queued vectors, session neighbours and family members. The ranking itself is pure (core/pipeline.rank, the steps in
 core/ranking.py): it reads the store and the index through `_StoreReads`, as the tuning bench reads its
 cached candidates. Before look-alikes are grouped an optional `rerank(query, hits)` step may reorder the
 candidates (a cross-encoder, say).
@@ -53,7 +53,7 @@ class Retrieval:
     def passing(self, memories: Iterable[Memory], filters: Filters) -> list[Memory]:
         """The memories that pass the filters, in their order (the store's SQL decides)."""
         memories = list(memories)
-        keep = self.store.filter_ids([m.id for m in memories], filters) if memories else set()
+        keep = self.store.search.filter_ids([m.id for m in memories], filters) if memories else set()
         return [m for m in memories if m.id in keep]
 
     def search(self, query: str, *, limit: int = 10, filters: Filters | None = None, record_access: bool = True,
@@ -70,7 +70,7 @@ class Retrieval:
 
     def _browse(self, filters: Filters, limit: int) -> list[Hit]:
         """No words to match: the newest memories that pass the filters."""
-        ids = self.store.newest_ids(filters, limit)
+        ids = self.store.search.newest_ids(filters, limit)
         rows = self.store.get_many(ids)
         return [Hit(rows[i], 0.0, {"browse": True}) for i in ids]
 
@@ -83,7 +83,7 @@ class Retrieval:
         also reads the candidates' ranking rows and vector copies (unfiltered searches).
         """
         # the last word may be half typed: also a prefix, unless the store holds it as a whole word
-        toks = settle_prefix(terms(text, prefix_last=True), lambda t: self.store._document_frequency(t) > 0)
+        toks = settle_prefix(terms(text, prefix_last=True), lambda t: self.store.search.document_frequency(t) > 0)
         # the semantic side runs on a helper thread while SQLite ranks the keywords (onnxruntime,
         # Chroma and SQLite all release the GIL); the store itself stays on this thread
         index = self.vectors.index  # opened (and reconciled with the store) here, not on the helper
@@ -95,19 +95,20 @@ class Retrieval:
 
         pending = self.embed_lane.submit(by_meaning)
         if filters.active:  # full rows, filtered by the store's SQL
-            keyword = dict(self.store.keyword_search_terms(toks, filters, depth))
+            keyword = dict(self.store.search.keyword(toks, filters, depth))
             rows: dict[str, Any] = self.store.get_many(keyword)
         else:  # the keyword statement reads the candidates' ranking rows and vector copies too
-            found, rows = self.store.keyword_candidates(toks, filters, depth, previous=self.ranking.context_weight > 0)
+            found, rows = self.store.search.keyword_candidates(toks, filters, depth,
+                                                               previous=self.ranking.context_weight > 0)
             keyword = dict(found)
             rows.update(self._rows([i for i in keyword if i not in rows], filters))
         qvec, semantic = pending.result()
         if semantic is None:
             semantic = self._semantic_filtered(qvec, filters, depth + 10)
-        extra = self.store.queued_upserts(vector_sync.PENDING_FLUSH)  # added, not in Chroma yet
+        extra = self.store.vectors.queued_upserts(vector_sync.PENDING_FLUSH)  # added, not in Chroma yet
         extra += [i for i in keyword if i not in semantic]  # every keyword candidate gets its exact cosine
         if extra and filters.active:
-            extra = sorted(self.store.filter_ids(extra, filters))
+            extra = sorted(self.store.search.filter_ids(extra, filters))
         if extra:
             semantic.update(self.vectors.similarities(qvec, extra, known=_copies(rows, extra)))
         return keyword, semantic, qvec, rows
@@ -117,8 +118,8 @@ class Retrieval:
         the previous turns' vectors when the cosine is read in context); full rows for the hits kept."""
         if filters.active:
             return self.store.get_many(ids)
-        return self.store.rank_fields(ids, include_forgotten=filters.include_forgotten,
-                                      previous=self.ranking.context_weight > 0)
+        return self.store.search.rank_fields(ids, include_forgotten=filters.include_forgotten,
+                                             previous=self.ranking.context_weight > 0)
 
     def _ranked(self, text: str, filters: Filters, limit: int, expand: bool = False) -> list[Hit]:
         """The ranking pipeline (core/pipeline.rank) over this store and index."""
@@ -127,13 +128,13 @@ class Retrieval:
 
     def _semantic_filtered(self, qvec: np.ndarray, filters: Filters, depth: int) -> dict[str, float]:
         """Nearest memories by meaning that pass the filters (exact when few pass, else HNSW + filter)."""
-        allowed = self.store.filtered_ids(filters, EXACT_SEMANTIC_CAP)
+        allowed = self.store.search.filtered_ids(filters, EXACT_SEMANTIC_CAP)
         if allowed is not None:
             return self.vectors.similarities(qvec, allowed)
-        share = self.store.count_filtered(filters) / max(1, self.store.count())
+        share = self.store.search.count_filtered(filters) / max(1, self.store.count())
         deep = int(min(DEEP_SEMANTIC_CAP, depth / max(share, 1e-6)))
         found = dict(self.vectors.index.query(qvec, deep))
-        keep = self.store.filter_ids(list(found), filters)
+        keep = self.store.search.filter_ids(list(found), filters)
         return {i: found[i] for i in keep}
 
     def context(self, query: str | None = None, *, ids: Sequence[str] = (), budget: int | None = None,
@@ -180,7 +181,7 @@ class _StoreReads:
             blobs: list[bytes] = [rows[k].previous or b"" for k in keys]
             before = vector_matrix(blobs)
         else:
-            found = self.store.previous_vectors(ids)
+            found = self.store.vectors.previous(ids)
             keys = list(found)
             before = np.stack([found[k] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
         if not keys:
@@ -195,7 +196,7 @@ class _StoreReads:
         return self.store.get_many(ids, self.filters)
 
     def neighbourhood(self, ids: Sequence[str]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-        return self.store.session_neighbourhood(ids)  # and the neighbours' own: one statement
+        return self.store.search.session_neighbourhood(ids)  # and the neighbours' own: one statement
 
     def family_members(self, family_ids: Sequence[str], limit: int) -> dict[str, list[Memory]]:
         found = self.store.family_members(family_ids, limit)

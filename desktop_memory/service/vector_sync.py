@@ -105,12 +105,12 @@ class VectorSync:
         index.needs_rebuild = False
         index.stop_fill()  # an index replaced during a rebuild starts over
         ids, matrix = self._all_vector_copies()
-        if queued := set(self.store.queued_upserts(1 << 30)):  # `sync` writes these anyway
+        if queued := set(self.store.vectors.queued_upserts(1 << 30)):  # `sync` writes these anyway
             keep = [r for r, mid in enumerate(ids) if mid not in queued]
             ids, matrix = [ids[r] for r in keep], matrix[keep]
-        if without := [mid for mid in self.store.ids_without_vector() if mid not in queued]:
+        if without := [mid for mid in self.store.vectors.ids_without_copy() if mid not in queued]:
             with self.store.transaction():
-                self.store.enqueue(without, "upsert")
+                self.store.vectors.enqueue(without, "upsert")
         if not ids and not without and index.damage is None:
             return  # a new, empty data folder
         cause = "was damaged" if index.damage else "was left half rebuilt" if index.resuming else "was missing"
@@ -127,7 +127,7 @@ class VectorSync:
     def _all_vector_copies(self) -> tuple[list[str], np.ndarray]:
         """Every memory's float16 vector copy: (ids, one row each)."""
         ids: list[str] = []
-        rows = list(self.store.all_vector_copies())
+        rows = list(self.store.vectors.all_copies())
         matrix = np.empty((len(rows), DIMENSIONS), dtype=np.float16)
         for mid, blob in rows:
             if len(blob) == DIMENSIONS * 2:
@@ -193,8 +193,8 @@ class VectorSync:
             return 0
         ids = self.store.all_ids()
         with self.store.transaction():
-            self.store.drop_vectors()
-            self.store.enqueue(ids, "upsert")
+            self.store.vectors.drop_copies()
+            self.store.vectors.enqueue(ids, "upsert")
             self.store.set_meta(EMBEDDING_MODEL_KEY, current)
         if ids:
             log.info("re-embedding %d memories for %s (was %s), once", len(ids), current, stored or "an older model")
@@ -205,24 +205,24 @@ class VectorSync:
     def sync(self) -> int:
         """Drain the durable queue into Chroma; returns how many entries were handled."""
         index = self._vectors if self._vectors is not None else self.index
-        if not self.model_adopted and self.store.queued_upserts(1):
+        if not self.model_adopted and self.store.vectors.queued_upserts(1):
             self.embedding_ready()  # only this model's vectors may reach the index
         done = 0
-        while batch := self.store.queued(SYNC_BATCH):
+        while batch := self.store.vectors.queued(SYNC_BATCH):
             deletes = [mid for mid, op in batch if op == "delete"]
             upserts = [mid for mid, op in batch if op == "upsert"]
             index.delete(deletes)
             rows = self.store.get_many(upserts)
             present = [mid for mid in upserts if mid in rows]
-            vecs = self.store.stored_vectors(present)
+            vecs = self.store.vectors.stored(present)
             if need := [mid for mid in present if mid not in vecs]:
                 made = self.embedder.encode([rows[m].content for m in need])
                 with self.store.transaction():
-                    self.store.put_vectors(zip(need, made, strict=True))
+                    self.store.vectors.put(zip(need, made, strict=True))
                 vecs.update(zip(need, made, strict=True))
             if present:
                 index.upsert(present, np.stack([vecs[m] for m in present]))
-            self.store.dequeue([mid for mid, _ in batch])
+            self.store.vectors.dequeue([mid for mid, _ in batch])
             done += len(batch)
         return done
 
@@ -242,7 +242,7 @@ class VectorSync:
     def flush_at_close(self) -> None:
         """At close: write what `add` left for Chroma, or leave it queued for the next start."""
         try:
-            if self.store.queued_upserts(1):
+            if self.store.vectors.queued_upserts(1):
                 self.write_waiting()
         except DesktopMemoryError as exc:
             log.warning("vectors left queued for the next start: %s", exc)
@@ -266,7 +266,7 @@ class VectorSync:
             missing = sorted(in_db - in_index)
             index.delete(orphans)
             with self.store.transaction():
-                self.store.enqueue(missing, "upsert")
+                self.store.vectors.enqueue(missing, "upsert")
             self.sync()
             report.update(missing=len(missing), orphans=len(orphans))
         return report
@@ -275,12 +275,12 @@ class VectorSync:
         """Once per store from before the vector copies (m004): copy Chroma's vectors into SQLite."""
         if self.store.get_meta(VECTOR_COPIES_KEY) == "complete":
             return 0
-        lacking = self.store.ids_without_vector()
+        lacking = self.store.vectors.ids_without_copy()
         copied = 0
         for start in range(0, len(lacking), 1000):
             found = index.vectors(lacking[start : start + 1000])
             with self.store.transaction():
-                self.store.put_vectors(found.items())
+                self.store.vectors.put(found.items())
             copied += len(found)
         with self.store.transaction():
             self.store.set_meta(VECTOR_COPIES_KEY, "complete")
@@ -291,7 +291,7 @@ class VectorSync:
     # -- reading vectors ----------------------------------------------------------------------
     def vectors_of(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors by id: the copies in SQLite, Chroma for any memory without one."""
-        found = self.store.stored_vectors(ids)
+        found = self.store.vectors.stored(ids)
         if rest := [i for i in ids if i not in found]:
             found.update(self.index.vectors(rest))
         return found
@@ -314,4 +314,4 @@ class VectorSync:
         if vectors:
             ids = list(vectors)
             self.index.upsert(ids, np.stack(list(vectors.values())))
-            self.store.dequeue(ids)
+            self.store.vectors.dequeue(ids)

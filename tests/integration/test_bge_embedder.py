@@ -87,7 +87,7 @@ def test_a_store_switched_to_bge_re_embeds_and_finds_by_meaning(data_dir: Path, 
             time.sleep(0.2)
         assert svc.store.get_meta("embedding_model") == Embedder(model=BGE).vectors_id
         ids = svc.store.all_ids()
-        stored = svc.store.stored_vectors(ids)
+        stored = svc.store.vectors.stored(ids)
         own = dict(zip(ids, svc.embedder.encode([svc.store.get_many(ids)[i].content for i in ids]), strict=True))
         assert all(float(stored[i] @ own[i]) > 0.99 for i in ids)  # every memory re-embedded by bge
         for query, wanted in [("artwork of water at dawn", "lake"), ("tooth doctor visit rescheduled", "dentist"),

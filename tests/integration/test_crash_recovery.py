@@ -51,7 +51,7 @@ def test_sigkill_during_import_loses_nothing_acknowledged(tmp_path, real_embedde
         stored = service.store.count()
         assert stored >= acknowledged
         assert service.vectors.all_ids() == service.store.all_ids()
-        assert service.store.fts_count() == stored and service.store.queue_length() == 0
+        assert service.store.stats.fts_count() == stored and service.store.vectors.queue_length() == 0
         assert report["orphans"] == 0
         # the import can simply be run again: what is there is recognised as duplicate
         again = service.import_records(lines)
@@ -68,9 +68,9 @@ def test_committed_but_unindexed_memories_are_embedded_on_start(tmp_path, real_e
         with service.store.transaction():
             service.store.insert(Memory(id="ghost", content="a crocodile in the bathtub", created_at=1.0,
                                         updated_at=1.0, content_hash="x"))
-        assert service.store.queue_length() == 1
+        assert service.store.vectors.queue_length() == 1
         service.sync_vectors = lambda: 0  # the process dies: close() must not write it either
     with MemoryService(data, embedder=real_embedder) as service:
         hits = service.search("reptile in the bathroom", limit=1)
         assert hits[0].memory.id == "ghost"
-        assert service.store.queue_length() == 0 and service.vectors.count() == 2
+        assert service.store.vectors.queue_length() == 0 and service.vectors.count() == 2

@@ -220,10 +220,10 @@ def test_fts5_and_the_schema_survive_a_key_change(encrypted_by_default, data_dir
             service.add(f"Note {i}: the {['amber', 'cobalt', 'jade'][i % 3]} lantern of house {i}")
         version = service.store.schema_version
         service.set_encryption(False)
-        assert service.store.fts_integrity() and service.store.schema_version == version
+        assert service.store.stats.fts_integrity() and service.store.schema_version == version
         assert len(service.search("cobalt lantern", limit=50)) >= 10
         service.set_encryption(True)
-        assert service.store.fts_integrity() and service.store.count() == 30
+        assert service.store.stats.fts_integrity() and service.store.count() == 30
         assert {h.memory.content.split(":")[0] for h in service.search("jade", limit=10)} >= {"Note 2", "Note 5"}
     copy = data_dir.parent / "copy"
     shutil.copytree(data_dir, copy, ignore=shutil.ignore_patterns(".lock"))

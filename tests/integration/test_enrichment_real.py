@@ -71,7 +71,7 @@ def test_real_model_enriches_every_kind_of_input(real_service: MemoryService):
     assert long.importance > short.importance - 0.2
     injected = memories["injection"]  # the answer is still the JSON shape, the note stays data
     assert injected.summary == injected.content and injected.title != "HACKED"
-    stored = svc.store.rows("SELECT enriched_by FROM memories")
+    stored = svc.store.db.execute("SELECT enriched_by FROM memories").fetchall()
     assert {r[0] for r in stored} <= {model_id, "patterns"} and model_id in {r[0] for r in stored}
 
     # summaries, titles and entities are in the full-text index; the context builder uses summaries
@@ -185,15 +185,15 @@ def test_sigkill_during_enrichment_resumes_without_losing_jobs(tmp_path: Path, r
     assert proc.returncode == -9 and 2 <= done < JOBS
 
     with MemoryService(data, embedder=real_embedder) as svc:
-        rows = svc.store.rows("SELECT m.enriched_at IS NOT NULL, q.memory_id IS NOT NULL FROM memories m "
-                              "LEFT JOIN enrichment_queue q ON q.memory_id = m.id")
+        rows = svc.store.db.execute("SELECT m.enriched_at IS NOT NULL, q.memory_id IS NOT NULL FROM memories m "
+                                    "LEFT JOIN enrichment_queue q ON q.memory_id = m.id").fetchall()
         enriched = sum(e for e, _ in rows)
         assert all(e != queued for e, queued in rows)  # every memory is enriched xor still queued
         assert enriched >= done and svc.enrichment_status()["queued"] == JOBS - enriched
         report = svc.enrich(100)
         assert report.processed == JOBS - enriched and report.failed == 0
         assert svc.enrichment_status()["queued"] == 0
-        states = {r[0] for r in svc.store.rows("SELECT enrichment_state FROM memories")}
+        states = {r[0] for r in svc.store.db.execute("SELECT enrichment_state FROM memories")}
         assert states <= {"done", "basic"}
 
 

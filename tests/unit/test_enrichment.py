@@ -109,7 +109,8 @@ def test_results_combine_patterns_and_model_and_reach_the_index(service):
     assert not any(e["text"] == "Zanzibar" for e in got.entities)  # not in the text: invented
     assert got.importance > 0.5
     for query in ("title:planning", "entities:atlas", 'summary:"own the atlas rollout"'):
-        rows = service.store.rows("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?", (query,))
+        rows = service.store.db.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?",
+                                        (query,)).fetchall()
         assert len(rows) == 1, query
 
 

@@ -78,12 +78,12 @@ def test_wake_starts_a_waiting_thread_on_new_work_at_once(tmp_path, monkeypatch)
         with store.transaction():
             store.insert(Memory(id="m1", content="Lunch with Priya in Berlin", created_at=1, updated_at=1,
                                 content_hash="h1"))
-        assert store.enrichment_counts()["queued"] == 1
+        assert store.enrichment.counts()["queued"] == 1
         enricher.wake()
         deadline = time.monotonic() + 10
-        while store.enrichment_counts()["queued"] and time.monotonic() < deadline:
+        while store.enrichment.counts()["queued"] and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert store.enrichment_counts()["queued"] == 0
+        assert store.enrichment.counts()["queued"] == 0
         assert store.get("m1").enrichment_state == "basic"
     finally:
         enricher.stop()

@@ -39,11 +39,11 @@ def test_an_entity_filter_gives_the_same_memories_in_every_channel(tmp_path, wan
         _open(svc)
         mid = _with_entity(svc, TEXT, {"text": "Ørsted", "type": "organisation"})
         other = _with_entity(svc, "again: " + TEXT, {"text": "Vestas", "type": "organisation"})
-        assert svc.store.queued_upserts(10)  # both vectors wait for Chroma: found by meaning from the copies
+        assert svc.store.vectors.queued_upserts(10)  # both vectors wait for Chroma: found by meaning from the copies
         queued = _found(svc, f"offshore wind {wanted}")
         browsed = _found(svc, wanted)
         svc.sync_vectors()
-        assert not svc.store.queued_upserts(10)
+        assert not svc.store.vectors.queued_upserts(10)
         indexed = _found(svc, f"offshore wind {wanted}")
         keyword_only = _found(svc, f"contract {wanted}")
         assert queued == browsed == indexed == keyword_only == {mid}, (queued, browsed, indexed, keyword_only)

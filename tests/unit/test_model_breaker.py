@@ -100,7 +100,7 @@ def test_another_model_file_or_version_is_started_again(service, monkeypatch, tm
     for i in range(4):
         service.add(f"travel plan {i}: train to Lyon on Friday")
     service.enrich(100)
-    health = service.store.model_health()
+    health = service.store.enrichment.model_health()
     assert health["crashes"] == 3
     model_id = health["model_id"]
     assert enrichment.stopped_line(health, model_id) == CPU_LINE
@@ -112,11 +112,11 @@ def test_a_job_done_with_the_model_ends_the_run_of_deaths(service, monkeypatch):
     monkeypatch.setenv("FAKE_WORKER_MODE", "sigill-complete")
     service.add("a note about the quarterly planning with Priya")
     service.enrich(1)
-    assert service.store.model_health()["crashes"] == 1
+    assert service.store.enrichment.model_health()["crashes"] == 1
     monkeypatch.setenv("FAKE_WORKER_MODE", "ok")
     service.add("a second note about the offsite in Lisbon")
     report = service.enrich(1)
-    assert report.with_model == 1 and service.store.model_health() == {}
+    assert report.with_model == 1 and service.store.enrichment.model_health() == {}
 
 
 def test_model_set_refuses_a_gguf_that_crashes_llama_cpp_in_one_line(service, monkeypatch, tmp_path):

@@ -8,7 +8,7 @@ import pytest
 
 from desktop_memory.core.capture import Snapshot
 from desktop_memory.core.errors import DataDirLocked, InvalidInput, NotFound
-from desktop_memory.core.query import Filters, fts_or, terms
+from desktop_memory.core.query import Filters
 from desktop_memory.service import MemoryService
 from tests.fakes import FakeEmbedder
 
@@ -241,7 +241,7 @@ def test_lifecycle_tag_edit_forget_restore_purge(fake_service):
     fake_service.purge([m.id])
     with pytest.raises(NotFound):
         fake_service.get(m.id)
-    assert fake_service.vectors.count() == 0 and fake_service.store.fts_count() == 0
+    assert fake_service.vectors.count() == 0 and fake_service.store.stats.fts_count() == 0
 
 
 def test_retention_never_touches_pinned(fake_service):
@@ -326,7 +326,7 @@ def test_a_store_embedded_by_another_model_is_re_embedded_once(tmp_path):
         hits = svc.search("beta ships", limit=3)  # opens the index: re-embeds with this model
         assert [h.memory.id for h in hits] == [mid]
         assert svc.store.get_meta("embedding_model") == FakeEmbedder.vectors_id
-        assert svc.store.queue_length() == 0
+        assert svc.store.vectors.queue_length() == 0
         stored = svc.vectors.vectors([mid])[mid]
         assert float(stored @ FakeEmbedder().encode(["the beta ships on March 3rd"])[0]) > 0.999
     with MemoryService(folder, embedder=FakeEmbedder()) as again:
@@ -372,7 +372,7 @@ def test_filtered_meaning_search_exact_and_deep_paths(fake_service, monkeypatch)
                              f"bed{i}row{j}" for j in range(1 + i % 6)), "source": "import",
                          "tags": ["garden"] if i % 4 == 0 else []}) for i in range(40)]
     fake_service.import_records(lines)
-    tagged = {m for m in fake_service.store.filtered_ids(Filters(tags=("garden",)), 1000)}
+    tagged = {m for m in fake_service.store.search.filtered_ids(Filters(tags=("garden",)), 1000)}
     assert len(tagged) == 10
     exact = fake_service.search("tomatoes basil", limit=20, filters=Filters(tags=("garden",)))
     assert set(ids(exact)) == tagged
@@ -388,7 +388,7 @@ def test_keyword_search_skips_forgotten_top_hits_without_losing_the_rest(fake_se
     made = [fake_service.add("invoice " + " ".join(f"w{i}n{j}" for j in range(5 + i))).memory for i in range(30)]
     for m in made[:20]:  # the best keyword matches are all forgotten
         fake_service.set_forgotten(m.id, True)
-    found = fake_service.store.keyword_search(fts_or(terms("invoice")), Filters(), 5)
+    found = fake_service.store.search.keyword(["invoice"], Filters(), 5)
     assert [i for i, _ in found] == [m.id for m in made[20:25]]
 
 
@@ -404,13 +404,13 @@ def test_vector_copies_follow_the_memory_and_fall_back_to_chroma(fake_service):
     a = fake_service.add("alpha beta gamma").memory
     b = fake_service.add("delta epsilon zeta").memory
     store = fake_service.store
-    assert set(store.stored_vectors([a.id, b.id])) == {a.id, b.id}
-    copy, indexed = store.stored_vectors([a.id])[a.id], fake_service.vectors.vectors([a.id])[a.id]
+    assert set(store.vectors.stored([a.id, b.id])) == {a.id, b.id}
+    copy, indexed = store.vectors.stored([a.id])[a.id], fake_service.vectors.vectors([a.id])[a.id]
     assert float(copy @ indexed) == pytest.approx(1.0, abs=1e-3)
     fake_service.edit(a.id, content="omega psi chi")  # new content: the old copy goes at once
-    assert fake_service.store.queue_length() == 0 and a.id in store.stored_vectors([a.id])
+    assert fake_service.store.vectors.queue_length() == 0 and a.id in store.vectors.stored([a.id])
     again = fake_service.embedder.encode(["omega psi chi"])[0]
-    assert float(store.stored_vectors([a.id])[a.id] @ again) == pytest.approx(1.0, abs=1e-3)
+    assert float(store.vectors.stored([a.id])[a.id] @ again) == pytest.approx(1.0, abs=1e-3)
     with store.transaction():
         store.db.execute("DELETE FROM memory_vectors")  # a store from before the copies
     vec = fake_service.embedder.encode_query("delta epsilon zeta")
@@ -431,7 +431,7 @@ def test_a_store_from_before_the_copies_gets_them_once(tmp_path):
             old.store.db.execute("DELETE FROM meta WHERE key = 'vector_copies'")
     with MemoryService(folder, embedder=UnloadedModel()) as svc:
         assert svc.reconcile()["copied"] == 0  # opening the index copied them (without the model)
-        assert set(svc.store.stored_vectors(ids)) == set(ids)
+        assert set(svc.store.vectors.stored(ids)) == set(ids)
         assert svc.store.get_meta("vector_copies") == "complete"
 
 
@@ -443,7 +443,7 @@ def test_a_pending_vector_write_cannot_outlive_a_purge_or_an_edit(fake_service):
     fake_service.edit(b.id, content="charlie lemon lime")
     stored = fake_service.vectors.vectors([b.id])[b.id]
     assert float(stored @ FakeEmbedder().encode(["charlie lemon lime"])[0]) == pytest.approx(1.0, abs=1e-5)
-    assert fake_service.store.queue_length() == 0
+    assert fake_service.store.vectors.queue_length() == 0
 
 
 
@@ -463,7 +463,7 @@ def test_a_pipelined_import_dedupes_across_batches_and_acknowledges_committed_wo
     assert all(added == stored for added, stored in seen) and len(seen) == 4  # acknowledged = committed
     apple = [m for m in fake_service.store.iter_all() if m.content == texts[0]]
     assert len(apple) == 1 and apple[0].access_count == 2
-    assert fake_service.store.queue_length() == 0 and fake_service.vectors.count() == 8
+    assert fake_service.store.vectors.queue_length() == 0 and fake_service.vectors.count() == 8
 
 
 class FailsOnSecondBatch(FakeEmbedder):
@@ -495,13 +495,13 @@ def test_an_add_is_found_by_meaning_before_its_vector_reaches_chroma(tmp_path, m
     with MemoryService(folder, embedder=FakeEmbedder()) as svc:
         assert svc.vectors.count() == 0
         note = svc.add("quarterly budget review with the finance team").memory
-        assert svc.store.queued_upserts(10) == [note.id] and svc.vectors.count() == 0
+        assert svc.store.vectors.queued_upserts(10) == [note.id] and svc.vectors.count() == 0
         hit = svc.search("budget review finance", limit=1)[0]
         assert hit.memory.id == note.id and hit.explain["semantic_cosine"] > 0.5  # scored from its copy
         svc.add("a second note about gardening")
         svc.add("a third note about sailing")  # the third waiting vector: all three go to Chroma together
-        assert svc.store.queue_length() == 0 and svc.vectors.count() == 3
+        assert svc.store.vectors.queue_length() == 0 and svc.vectors.count() == 3
         last = svc.add("a fourth note about cooking").memory
     with MemoryService(folder, embedder=FakeEmbedder()) as again:  # closing wrote the waiting one
-        assert again.store.queue_length() == 0
+        assert again.store.vectors.queue_length() == 0
         assert last.id in again.vectors.all_ids() and again.vectors.count() == 4

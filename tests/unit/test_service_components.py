@@ -56,12 +56,12 @@ def parts(tmp_path: Path) -> Iterator[Parts]:
 
 def test_vector_sync_drains_the_queue_and_scores_from_the_copies(parts):
     a = parts.ingest.add("alpha beta gamma").memory
-    assert parts.store.queued_upserts(10) == [a.id]  # an add leaves its vector for Chroma
+    assert parts.store.vectors.queued_upserts(10) == [a.id]  # an add leaves its vector for Chroma
     qvec = FakeEmbedder().encode_query("alpha beta gamma")
     assert parts.vectors.similarities(qvec, [a.id])[a.id] == pytest.approx(1.0, abs=1e-3)  # from the copy
-    assert parts.store.queue_length() == 1  # the index is not even open yet
+    assert parts.store.vectors.queue_length() == 1  # the index is not even open yet
     parts.vectors.sync()  # opens the index (which drains the queue as it is reconciled at open)
-    assert parts.store.queue_length() == 0 and parts.vectors.index.count() == 1
+    assert parts.store.vectors.queue_length() == 0 and parts.vectors.index.count() == 1
     assert parts.vectors.similarities(qvec, ["no-such-id"]) == {}
     assert parts.vectors.status() == {"state": "ok", "message": ""}
     assert parts.vectors.reconcile(full=True) == {"queued": 0, "missing": 0, "orphans": 0, "copied": 0}
@@ -76,8 +76,8 @@ def test_similarities_use_vectors_already_read(parts, monkeypatch):
     qvec = FakeEmbedder().encode_query("alpha beta gamma")
     plain = parts.vectors.similarities(qvec, [b.id, a.id])
     asked: list[list[str]] = []
-    read = parts.store.stored_vectors
-    monkeypatch.setattr(parts.store, "stored_vectors", lambda ids: asked.append(list(ids)) or read(ids))
+    read = parts.store.vectors.stored
+    monkeypatch.setattr(parts.store.vectors, "stored", lambda ids: asked.append(list(ids)) or read(ids))
     known = read([a.id])
     assert parts.vectors.similarities(qvec, [b.id, a.id, b.id], known=known) == plain
     assert list(parts.vectors.similarities(qvec, [b.id, a.id], known=known)) == [b.id, a.id]
@@ -86,25 +86,25 @@ def test_similarities_use_vectors_already_read(parts, monkeypatch):
 
 def test_a_search_reads_the_keyword_candidates_rows_and_copies_once(parts, monkeypatch):
     """The keyword statement brings the candidates' ranking rows and vector copies with it: no second lookup
-    by id for them (rank_fields is asked only about memories found by meaning alone, stored_vectors never),
+    by id for them (rank_fields is asked only about memories found by meaning alone, vectors.stored never),
     and the ranking is the one reading them separately by id gives."""
     for n in range(12):  # look-alikes: the same invoice line but for one number
         parts.ingest.add(f"invoice {n} for the garden shed, total {100 + n} euros")
     parts.ingest.add("a note about something else entirely")
     with monkeypatch.context() as m:  # the separate read: the keyword statement's rows dropped
-        read = parts.store.keyword_candidates
-        m.setattr(parts.store, "keyword_candidates", lambda *a, **k: (read(*a, **k)[0], {}))
+        read = parts.store.search.keyword_candidates
+        m.setattr(parts.store.search, "keyword_candidates", lambda *a, **k: (read(*a, **k)[0], {}))
         want = [(h.memory.id, h.score) for h in parts.retrieval.search("invoice total euros", expand=True)]
-    asked: dict[str, list[str]] = {"rank_fields": [], "stored_vectors": []}
-    for name in asked:
-        real = getattr(parts.store, name)
-        monkeypatch.setattr(parts.store, name,
+    asked: dict[str, list[str]] = {"rank_fields": [], "stored": []}
+    for part, name in ((parts.store.search, "rank_fields"), (parts.store.vectors, "stored")):
+        real = getattr(part, name)
+        monkeypatch.setattr(part, name,
                             lambda ids, *a, _n=name, _r=real, **k: asked[_n].extend(ids) or _r(ids, *a, **k))
     got = [(h.memory.id, h.score) for h in parts.retrieval.search("invoice total euros", expand=True)]
     assert [i for i, _ in got] == [i for i, _ in want] and len(got) == 10
     assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-6)  # recency's clock moves a little
-    keyword = {i for i, _ in parts.store.keyword_search_terms(["invoice", "total", "euros*"], Filters(), 50)}
-    assert keyword and not keyword & set(asked["rank_fields"]) and asked["stored_vectors"] == []
+    keyword = {i for i, _ in parts.store.search.keyword(["invoice", "total", "euros*"], Filters(), 50)}
+    assert keyword and not keyword & set(asked["rank_fields"]) and asked["stored"] == []
 
 
 def test_ingest_adds_and_dedupes_and_the_importer_imports_through_it(parts):

@@ -11,14 +11,18 @@ from desktop_memory.core.errors import NotFound, StorageError
 from desktop_memory.core.models import Memory
 from desktop_memory.core.query import Filters
 from desktop_memory.engine.store import Store, migrations
-from desktop_memory.engine.store_search import in_list
+from desktop_memory.engine.store_sql import in_list
 from desktop_memory.engine.store_vectors import vector_matrix
 
 FIXTURE = Path(__file__).resolve().parent.parent / "data" / "schema_v1.sqlite3"
 
 
 def fts_ids(store: Store, word: str) -> set[str]:
-    return {i for i, _ in store.keyword_search(f'"{word}"', Filters(include_forgotten=True), 50)}
+    return {i for i, _ in store.search.keyword([word], Filters(include_forgotten=True), 50)}
+
+
+def _session_row(store: Store, session_id: str) -> tuple:
+    return store.db.execute("SELECT count, started_at, ended_at FROM sessions WHERE id = ?", (session_id,)).fetchone()
 
 
 def test_migrations_are_numbered_in_order_without_gaps():
@@ -36,7 +40,7 @@ def test_a_database_of_the_oldest_schema_is_migrated_with_its_data(tmp_path):
     assert old.tags == ["work"] and old.metadata == {"k": [1, 2]} and old.pinned and old.session_id == "s1"
     assert fts_ids(store, "priya") == {old.id}
     # every old memory is queued for the vector index by the migration that added the queue
-    assert store.queue_length() == 3
+    assert store.vectors.queue_length() == 3
     store.close()
 
 
@@ -73,10 +77,10 @@ def test_fts_follows_insert_update_and_delete(tmp_path):
     with store.transaction():
         store.update("m1", content="bananas only", summary="yellow")
     assert fts_ids(store, "apple") == set() and fts_ids(store, "banana") == {"m1"} and fts_ids(store, "yellow")
-    assert store.fts_integrity()
+    assert store.stats.fts_integrity()
     with store.transaction():
         store.delete(["m1"])
-    assert fts_ids(store, "banana") == set() and store.fts_count() == 0
+    assert fts_ids(store, "banana") == set() and store.stats.fts_count() == 0
     with pytest.raises(NotFound):
         store.get("m1")
 
@@ -89,7 +93,7 @@ def test_sessions_group_close_captures_from_the_same_source(tmp_path):
         c = store.session_for("clipboard", "terminal", 1200.0, "other app")
         d = store.session_for("clipboard", "firefox", 1200.0 + 3600, "later")
     assert a == b and len({a, c, d}) == 3
-    assert store.rows("SELECT count, started_at, ended_at FROM sessions WHERE id = ?", (a,)) == [(2, 1000.0, 1200.0)]
+    assert _session_row(store, a) == (2, 1000.0, 1200.0)
 
 
 def test_captures_older_than_the_latest_session_join_their_own_time(tmp_path):
@@ -102,7 +106,7 @@ def test_captures_older_than_the_latest_session_join_their_own_time(tmp_path):
         alone = store.session_for("import", "", 50_000.0, "alone")
     assert old == joined and between == later[10]
     assert len({old, alone, *later}) == 52
-    assert store.rows("SELECT count, started_at, ended_at FROM sessions WHERE id = ?", (old,)) == [(2, 1000.0, 1300.0)]
+    assert _session_row(store, old) == (2, 1000.0, 1300.0)
 
 
 def test_id_prefixes_resolve_when_unique(tmp_path):
@@ -132,18 +136,18 @@ def test_common_words_score_but_do_not_select_rows_on_their_own(tmp_path, monkey
 
     monkeypatch.setattr(store_module, "SELECT_BUDGET", 4)
     store = _keyword_store(tmp_path)
-    assert store._document_frequency("meetings") == 6  # stemmed like the index
-    assert store._common_terms(["meeting", "budget", "zebra"]) == {"meeting"}
-    assert store._common_terms(["meeting"]) == set()  # one term: nothing to leave out
-    assert store._common_terms(["budget", "zebra"]) == set()  # 3 + 1 rows: within the budget
+    assert store.search.document_frequency("meetings") == 6  # stemmed like the index
+    assert store.search._common_terms(["meeting", "budget", "zebra"]) == {"meeting"}
+    assert store.search._common_terms(["meeting"]) == set()  # one term: nothing to leave out
+    assert store.search._common_terms(["budget", "zebra"]) == set()  # 3 + 1 rows: within the budget
     # enough rows hold the rare word: only they are ranked, and they keep the full query's order
-    pruned = store.keyword_search_terms(["meeting", "budget"], Filters(), 3)
-    full = store.keyword_search('"meeting" OR "budget"', Filters(), 3)
+    pruned = store.search.keyword(["meeting", "budget"], Filters(), 3)
+    full = store.search._match('"meeting" OR "budget"', Filters(), 3, None)[0]  # every matching row ranked
     assert [i for i, _ in pruned] == [i for i, _ in full] == ["m1", "m0", "m6"]
     # fewer rows than asked for: the whole query fills the list
-    wide = store.keyword_search_terms(["meeting", "zebra"], Filters(), 5)
+    wide = store.search.keyword(["meeting", "zebra"], Filters(), 5)
     assert wide[0][0] == "m5" and len(wide) == 5
-    assert store.keyword_search_terms([], Filters(), 10) == []
+    assert store.search.keyword([], Filters(), 10) == []
 
 
 def test_when_every_word_is_common_the_rarest_still_selects(tmp_path, monkeypatch):
@@ -151,8 +155,8 @@ def test_when_every_word_is_common_the_rarest_still_selects(tmp_path, monkeypatc
 
     monkeypatch.setattr(store_module, "SELECT_BUDGET", 2)
     store = _keyword_store(tmp_path)
-    assert store._common_terms(["meeting", "budget"]) == {"meeting"}  # budget (3 rows) is over 2 already
-    assert {i for i, _ in store.keyword_search_terms(["meeting", "budget"], Filters(), 2)} <= {"m0", "m1", "m6"}
+    assert store.search._common_terms(["meeting", "budget"]) == {"meeting"}  # budget (3 rows) is over 2 already
+    assert {i for i, _ in store.search.keyword(["meeting", "budget"], Filters(), 2)} <= {"m0", "m1", "m6"}
 
 
 def test_document_frequencies_are_kept_while_the_store_grows_a_little(tmp_path, monkeypatch):
@@ -160,19 +164,19 @@ def test_document_frequencies_are_kept_while_the_store_grows_a_little(tmp_path, 
 
     monkeypatch.setattr(store_module, "SELECT_BUDGET", 4)
     store = _keyword_store(tmp_path)
-    assert store._common_terms(["meeting", "zebra"]) == {"meeting"} and store._df["meeting"] == 6
+    assert store.search._common_terms(["meeting", "zebra"]) == {"meeting"} and store.search._df["meeting"] == 6
     with store.transaction():
         store.insert(Memory(id="m10", content="meeting again", created_at=10, updated_at=10, content_hash="h10"))
-    store._common_terms(["meeting", "zebra"])
-    assert store._df["meeting"] == 6  # one more row: the count walked before is still good enough
+    store.search._common_terms(["meeting", "zebra"])
+    assert store.search._df["meeting"] == 6  # one more row: the count walked before is still good enough
     monkeypatch.setattr(store_module, "DF_CACHE", 1)  # the cache is bounded: when full it starts again
-    store._common_terms(["meeting", "zebra"])
-    assert store._document_frequency("meeting") == 7
+    store.search._common_terms(["meeting", "zebra"])
+    assert store.search.document_frequency("meeting") == 7
 
 
 def test_small_stores_rank_every_match(tmp_path):
     store = _keyword_store(tmp_path)  # 10 memories, under SELECT_BUDGET
-    assert store._common_terms(["meeting", "zebra"]) == set()
+    assert store.search._common_terms(["meeting", "zebra"]) == set()
 
 
 def test_session_neighbours_are_the_memories_just_before_and_after(tmp_path):
@@ -185,9 +189,9 @@ def test_session_neighbours_are_the_memories_just_before_and_after(tmp_path):
             assert m.session_id == sid
             store.insert(m)
         store.insert(Memory(id="alone", content="no session", created_at=5.0, updated_at=5.0, content_hash="hx"))
-    got = store.session_neighbours(["s1", "s0", "s2", "alone", "unknown"])
+    got = store.search.session_neighbourhood(["s1", "s0", "s2", "alone", "unknown"])[0]
     assert got == {"s1": ["s0", "s2"], "s0": ["s1"], "s2": ["s1"]}
-    assert store.session_neighbours([]) == {}
+    assert store.search.session_neighbourhood([]) == ({}, {})
 
 
 def _sessions_store(tmp_path) -> Store:
@@ -205,13 +209,27 @@ def _sessions_store(tmp_path) -> Store:
     return store
 
 
+def _neighbours(store: Store, ids: list[str]) -> dict[str, list[str]]:
+    """For each id in a session, the memories just before and after it there (forgotten ones included)."""
+    order: dict[str, list[str]] = {}
+    for m in store.iter_all():
+        if m.session_id:
+            order.setdefault(m.session_id, []).append(m.id)
+    out = {}
+    for members in order.values():
+        for n, mid in enumerate(members):
+            if mid in ids:
+                out[mid] = members[max(0, n - 1) : n] + members[n + 1 : n + 2]
+    return out
+
+
 @pytest.mark.parametrize("ids", [["a2"], ["a0", "a4"], ["a1", "a2", "a3"], ["b0", "a4", "alone", "gone"], []])
 def test_a_session_neighbourhood_is_the_neighbours_and_theirs_in_one_statement(tmp_path, ids):
     store = _sessions_store(tmp_path)
-    near = store.session_neighbours(ids)
-    of_near = store.session_neighbours(list({n for ns in near.values() for n in ns}))
+    near = _neighbours(store, ids)
+    of_near = _neighbours(store, list({n for ns in near.values() for n in ns}))
     before = store.db.totalchanges()
-    got_near, got_of_near = store.session_neighbourhood(ids)
+    got_near, got_of_near = store.search.session_neighbourhood(ids)
     assert got_near == near
     assert {k: sorted(v) for k, v in got_of_near.items()} == {k: sorted(v) for k, v in of_near.items()}
     assert store.db.totalchanges() == before
@@ -224,31 +242,31 @@ def test_previous_vectors_are_those_of_the_memory_before_in_the_session(tmp_path
     ids = ["a0", "a1", "a2", "a3", "a4", "b0", "b1"]
     vecs = {mid: np.full(4, n + 1, dtype=np.float32) for n, mid in enumerate(ids)}
     with store.transaction():
-        store.put_vectors((mid, v) for mid, v in vecs.items() if mid != "a0")
-    got = store.previous_vectors(ids + ["alone", "gone"])
+        store.vectors.put((mid, v) for mid, v in vecs.items() if mid != "a0")
+    got = store.vectors.previous(ids + ["alone", "gone"])
     assert set(got) == {"a2", "a3", "a4", "b1"}  # a1's previous (a0) has no copy
     assert got["a4"].tolist() == vecs["a2"].tolist() and got["b1"].tolist() == vecs["b0"].tolist()
     assert got["a2"].tolist() == vecs["a1"].tolist()
-    assert store.previous_vectors([]) == {}
+    assert store.vectors.previous([]) == {}
 
 
 @pytest.mark.parametrize("include_forgotten", [False, True])
 def test_rank_fields_read_the_previous_vectors_in_the_same_statement(tmp_path, include_forgotten):
-    """rank_fields(previous=True) gives each row the vector copy `previous_vectors` gives (or None), so a
+    """search.rank_fields(previous=True) gives each row the vector copy `vectors.previous` gives (or None), so a
     search reads the previous turns without a second id lookup; the other fields are unchanged."""
     store = _sessions_store(tmp_path)
     ids = ["a0", "a1", "a2", "a3", "a4", "b0", "b1", "alone", "gone"]
     with store.transaction():
-        store.put_vectors((mid, np.full(4, n + 1, dtype=np.float32)) for n, mid in enumerate(ids) if mid != "a0")
-    plain = store.rank_fields(ids, include_forgotten=include_forgotten)
-    rows = store.rank_fields(ids, include_forgotten=include_forgotten, previous=True)
+        store.vectors.put((mid, np.full(4, n + 1, dtype=np.float32)) for n, mid in enumerate(ids) if mid != "a0")
+    plain = store.search.rank_fields(ids, include_forgotten=include_forgotten)
+    rows = store.search.rank_fields(ids, include_forgotten=include_forgotten, previous=True)
     assert {i: r[:5] for i, r in rows.items()} == {i: r[:5] for i, r in plain.items()}
     assert all(r.previous is None for r in plain.values())
-    want = store.previous_vectors(list(rows))
+    want = store.vectors.previous(list(rows))
     got = {i: r.previous for i, r in rows.items() if r.previous is not None}
     assert set(got) == set(want) and set(want) <= {"a2", "a3", "a4", "b1"}
     assert all(vector_matrix([got[i]]).tolist() == [want[i].tolist()] for i in got)
-    assert store.rank_fields([], previous=True) == {}
+    assert store.search.rank_fields([], previous=True) == {}
 
 
 def test_stored_vectors_are_read_as_stored_whatever_their_sizes(tmp_path):
@@ -257,12 +275,12 @@ def test_stored_vectors_are_read_as_stored_whatever_their_sizes(tmp_path):
     vecs = {"a0": np.arange(4, dtype=np.float32), "a1": np.full(4, 0.5, dtype=np.float32),
             "b0": np.arange(8, dtype=np.float32)}
     with store.transaction():
-        store.put_vectors(vecs.items())
+        store.vectors.put(vecs.items())
     for ids in (["a0", "a1"], ["a0", "a1", "b0", "alone"]):
-        got = store.stored_vectors(ids)
+        got = store.vectors.stored(ids)
         assert {k: v.tolist() for k, v in got.items()} == {k: vecs[k].tolist() for k in ids if k in vecs}
         assert all(v.dtype == np.float32 for v in got.values())
-    assert store.stored_vectors([]) == {}
+    assert store.vectors.stored([]) == {}
 
 
 def test_in_lists_are_padded_to_a_few_sizes_with_nulls_that_match_nothing(tmp_path):
@@ -273,23 +291,24 @@ def test_in_lists_are_padded_to_a_few_sizes_with_nulls_that_match_nothing(tmp_pa
     with store.transaction():
         for n in range(600):
             store.insert(Memory(id=f"m{n:03}", content=f"note {n}", created_at=n, updated_at=n, content_hash=f"h{n}"))
-            store.put_vectors([(f"m{n:03}", np.full(4, n, dtype=np.float32))])
+            store.vectors.put([(f"m{n:03}", np.full(4, n, dtype=np.float32))])
     for n in (0, 1, 7, 9, 130, 500, 600):
         ids = [f"m{i:03}" for i in range(0, 2 * n, 2)] + ["gone"]
         want = {i for i in ids if i != "gone" and int(i[1:]) < 600}
-        assert set(store.get_many(ids)) == want == set(store.rank_fields(ids)) == set(store.stored_vectors(ids))
+        assert set(store.get_many(ids)) == want == set(store.search.rank_fields(ids)) == set(store.vectors.stored(ids))
         rowids = [r[0] for r in store.db.execute("SELECT rowid FROM memories WHERE id IN (SELECT value FROM "
                                                  "json_each(?))", (json.dumps(ids),))]
-        assert set(store._ids_for_rowids(rowids, "1", [])) == set(rowids)
+        assert set(store.search._ids_for_rowids(rowids, "1", [])) == set(rowids)
 
 
 def test_get_many_with_filters_returns_only_the_memories_that_pass(tmp_path):
     store = _sessions_store(tmp_path)
     ids = ["a0", "a3", "b1", "alone", "gone"]
     assert set(store.get_many(ids)) == {"a0", "a3", "b1", "alone"}
-    assert set(store.get_many(ids, Filters())) == {"a0", "b1", "alone"} == store.filter_ids(ids, Filters())
+    assert set(store.get_many(ids, Filters())) == {"a0", "b1", "alone"} == store.search.filter_ids(ids, Filters())
     assert set(store.get_many(ids, Filters(include_forgotten=True))) == {"a0", "a3", "b1", "alone"}
-    assert set(store.get_many(ids, Filters(apps=("b",)))) == {"b1"} == store.filter_ids(ids, Filters(apps=("b",)))
+    b_only = Filters(apps=("b",))
+    assert set(store.get_many(ids, b_only)) == {"b1"} == store.search.filter_ids(ids, b_only)
     assert store.get_many([], Filters()) == {}
 
 
@@ -303,7 +322,7 @@ def test_get_many_with_filters_returns_only_the_memories_that_pass(tmp_path):
 def test_keyword_candidates_read_the_ranking_rows_in_the_keyword_statement(tmp_path_factory, notes, query, limit,
                                                                            previous):
     """Look-alike notes in sessions (some forgotten, some without a vector copy): the candidates come with
-    exactly what `rank_fields` and `stored_vectors` would read for them, without a second lookup by id."""
+    exactly what `search.rank_fields` and `vectors.stored` would read for them, without a second lookup by id."""
     store = Store(tmp_path_factory.mktemp("kc") / "db")
     with store.transaction():
         for n, (sess, words, gone, copy) in enumerate(notes):
@@ -313,16 +332,16 @@ def test_keyword_candidates_read_the_ranking_rows_in_the_keyword_statement(tmp_p
             m.session_id = store.session_for("clipboard", sess, float(n), sess) if sess else None
             store.insert(m)
             if copy:
-                store.put_vectors([(mid, np.full(4, n + 1, dtype=np.float32))])
+                store.vectors.put([(mid, np.full(4, n + 1, dtype=np.float32))])
             if gone:
                 store.update(mid, forgotten=True)
-    found, rows = store.keyword_candidates(query, Filters(), limit, previous=previous)
-    assert found == store.keyword_search_terms(query, Filters(), limit)
+    found, rows = store.search.keyword_candidates(query, Filters(), limit, previous=previous)
+    assert found == store.search.keyword(query, Filters(), limit)
     assert set(rows) <= {i for i, _ in found}
     if not any(gone for _, _, gone, _ in notes):  # only a filtered-out row sends the search to the slower join
         assert set(rows) == {i for i, _ in found}
-    want = store.rank_fields(list(rows), previous=previous)
-    copies = store.stored_vectors(list(rows))
+    want = store.search.rank_fields(list(rows), previous=previous)
+    copies = store.vectors.stored(list(rows))
     assert {i: r[:6] for i, r in rows.items()} == {i: r[:6] for i, r in want.items()}
     assert {i: r.vector for i, r in rows.items() if r.vector is not None} == \
         {i: v.astype(np.float16).tobytes() for i, v in copies.items()}
