@@ -81,7 +81,7 @@ class Maintenance:
                 index.close()  # the service opens (and reconciles) its own below
         self.vector_sync.reconcile(full=True)  # embeds what the backup had no vector for
         info = _backup_info(staged.info)
-        return RestoreReport(**{f.name: getattr(info, f.name) for f in dataclasses.fields(info) if f.name != "bytes"},
+        return RestoreReport(**{k: v for k, v in dataclasses.asdict(info).items() if k != "bytes"},
                              restored=len(ids), vectors_reused=reused, vectors_embedded=len(ids) - reused,
                              previous_database=str(kept) if kept is not None and kept.exists() else None)
 

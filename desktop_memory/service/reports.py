@@ -146,16 +146,17 @@ class DoctorReport:
                          "vector_index": self.vector_index.to_dict(), "local_model": self.local_model})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BackupInfo:
-    """What a backup file holds (`create_backup`, `verify_backup`); `bytes`: the size of a file just written."""
+    """What a backup file holds (`create_backup`, `verify_backup`): its own record (a backup made by an older
+    version may lack a part: None), the file, whether it is encrypted, and the size of a file just written."""
 
-    format: int
-    app_version: str
-    schema_version: int
-    created_at: str
-    memories: int
-    embedding_model: str
+    format: int | None = None
+    app_version: str | None = None
+    schema_version: int | None = None
+    created_at: str | None = None
+    memories: int  # these two a backup always has: checking it compares them
+    embedding_model: str | None = None
     memory_digest: str
     file: str
     encrypted: bool
@@ -165,17 +166,18 @@ class BackupInfo:
         return _present(asdict(self))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RestoreReport:
-    """What a restore brought back (`restore_backup`): the backup's description, how many memories, their
-    vectors reused from the backup or embedded again, and where the replaced database was kept (None: nowhere)."""
+    """What a restore brought back (`restore_backup`): the backup's description (as BackupInfo's), how many
+    memories, their vectors reused from the backup or embedded again, and where the replaced database was kept
+    (None: nowhere)."""
 
-    format: int
-    app_version: str
-    schema_version: int
-    created_at: str
+    format: int | None = None
+    app_version: str | None = None
+    schema_version: int | None = None
+    created_at: str | None = None
     memories: int
-    embedding_model: str
+    embedding_model: str | None = None
     memory_digest: str
     file: str
     encrypted: bool
@@ -185,7 +187,7 @@ class RestoreReport:
     previous_database: str | None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**_present(asdict(self)), "previous_database": self.previous_database}
 
 
 @dataclass(frozen=True)

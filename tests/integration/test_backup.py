@@ -16,6 +16,7 @@ from desktop_memory.core.errors import BackupInvalid, InvalidInput
 from desktop_memory.engine import backup, encryption
 from desktop_memory.engine.store import migrations
 from desktop_memory.service import DB_NAME, MemoryService
+from desktop_memory.service.reports import BackupInfo
 from tests.integration.test_keyring_session import secret_service
 
 PASS = "correct horse battery staple"
@@ -50,7 +51,7 @@ def _digest(folder: Path) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.glob(DB_NAME + "*"))}
 
 
-def _make(folder: Path, target: Path, passphrase: str | None, embedder) -> dict:
+def _make(folder: Path, target: Path, passphrase: str | None, embedder) -> BackupInfo:
     with MemoryService(folder, embedder=embedder) as service:
         return service.create_backup(target, passphrase)
 
@@ -58,7 +59,7 @@ def _make(folder: Path, target: Path, passphrase: str | None, embedder) -> dict:
 def test_an_encrypted_backup_restores_into_a_new_folder_with_its_own_key(source, tmp_path, real_embedder):
     file = tmp_path / "memories.dmbackup"
     info = _make(source, file, PASS, real_embedder)
-    assert info["encrypted"] and info["memories"] == 4
+    assert info.encrypted and info.memories == 4
     raw = file.read_bytes()
     assert not raw.startswith(encryption.PLAIN_HEADER) and b"Zanzibar" not in raw and b"lentils" not in raw
     assert backup.inspect(file, PASS)["memories"] == 4
@@ -96,7 +97,7 @@ def test_restore_keeps_the_replaced_database_and_replaces_every_memory(source, t
 def test_a_plain_backup_is_an_explicit_choice_and_restores_too(source, tmp_path, real_embedder):
     file = tmp_path / "plain.sqlite3"
     info = _make(source, file, None, real_embedder)
-    assert not info["encrypted"] and file.read_bytes().startswith(encryption.PLAIN_HEADER)
+    assert not info.encrypted and file.read_bytes().startswith(encryption.PLAIN_HEADER)
     assert b"Zanzibar" in file.read_bytes()
     with MemoryService(tmp_path / "r", embedder=real_embedder) as service:
         assert service.restore_backup(file, None).restored == 4

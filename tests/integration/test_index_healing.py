@@ -131,8 +131,8 @@ def test_the_next_command_works_and_the_index_is_rebuilt(folder: Path, damage) -
     doctor = cli(folder, "doctor", "--json")
     assert doctor.returncode == 0, doctor.stderr.decode()
     report = json.loads(doctor.stdout)
-    assert report.ok and report.vectors_match
-    last = report.vector_index.last_repair
+    assert report["ok"] and report["vectors_match"]
+    last = report["vector_index"]["last_repair"]
     assert last["vectors"] == stored(folder)
     assert last["cause"] == ("was missing" if damage is _deleted else "was damaged")
 
@@ -165,10 +165,10 @@ def test_kill_while_chroma_writes_its_index(folder: Path, tmp_path: Path) -> Non
     doctor = cli(folder, "doctor", "--json")
     assert doctor.returncode == 0, doctor.stderr.decode()
     report = json.loads(doctor.stdout)
-    assert report.ok and report.vectors_match
+    assert report["ok"] and report["vectors_match"]
     # the copies of every memory indexed before the kill; the batch still queued was written from the queue
-    assert 1203 <= report.vector_index.last_repair["vectors"] <= stored(folder)
-    assert report.vector_repairs.orphans == 0
+    assert 1203 <= report["vector_index"]["last_repair"]["vectors"] <= stored(folder)
+    assert report["vector_repairs"]["orphans"] == 0
 
 
 # -- in process, with the fake embedder ------------------------------------------------------

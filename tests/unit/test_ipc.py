@@ -607,7 +607,11 @@ def test_the_typed_reports_cross_the_socket_whole_and_print_the_json_they_always
         "doctor": r.DoctorReport("/d", 9, "on", True, True, True, "ok", r.VectorRepairs(1, 2, 3, 4),
                                  r.IndexStatus("ok", "", last_repair={"cause": "was missing", "vectors": 3}),
                                  True, True, "ok"),
-        "create_backup": r.BackupInfo(1, "0.9", 9, "2026-01-01T00:00:00", 3, "minilm", "abc", "/b", True, 4096),
+        "create_backup": r.BackupInfo(format=1, app_version="0.9", schema_version=9, created_at="2026-01-01T00:00:00",
+                                      memories=3, embedding_model="minilm", memory_digest="abc", file="/b",
+                                      encrypted=True, bytes=4096),
+        "restore_backup": r.RestoreReport(format=1, memories=3, memory_digest="abc", file="/b", encrypted=False,
+                                          restored=3, vectors_reused=2, vectors_embedded=1, previous_database=None),
         "enrichment_status": r.EnrichmentStatus(1, 0, 2, 3, None, True, "", 2, 2048, 120, model),
         "embedding_model_status": r.EmbeddingModelStatus("a", "b", "re-embedding", 1, 2, "Re-embedding",
                                                          [r.EmbeddingModelInfo("a", "pa", "A", True, True)]),
@@ -627,4 +631,8 @@ def test_the_typed_reports_cross_the_socket_whole_and_print_the_json_they_always
                                                           "last_repair": {"cause": "was missing", "vectors": 3}}
     assert r.EnrichmentModel("(default)", usable=False, error="missing").to_dict() == {
         "configured": "(default)", "usable": False, "error": "missing"}
-    assert "bytes" not in r.BackupInfo(1, "0.9", 9, "t", 3, "minilm", "abc", "/b", False).to_dict()
+    older = r.BackupInfo(format=1, memories=3, memory_digest="abc", file="/b", encrypted=False)  # no created_at...
+    assert list(older.to_dict()) == ["format", "memories", "memory_digest", "file", "encrypted"]
+    assert list(values["restore_backup"].to_dict()) == ["format", "memories", "memory_digest", "file", "encrypted",
+                                                        "restored", "vectors_reused", "vectors_embedded",
+                                                        "previous_database"]
