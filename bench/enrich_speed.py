@@ -117,7 +117,7 @@ def main() -> None:
         service.settings.llm_model_path = args.model or ""
         service.settings.llm_threads = args.threads
         service.settings.llm_idle_unload_s = 3
-        report["threads"] = service.settings.llm_threads or service.enrichment_status()["threads"]
+        report["threads"] = service.settings.llm_threads or service.enrichment_status().threads
         corpus = [json.dumps({"content": text_of(rng, rng.choice([120, 200, 400]))}) for _ in range(args.corpus)]
         service.import_records(corpus)
         with service.store.transaction():

@@ -118,7 +118,7 @@ def main() -> None:
                 service.search("kafka postgres latency", limit=10, record_access=False)
                 after.append(time.perf_counter() - q)
             status = service.index_status()
-        print(f"rebuild of {status['vectors']} vectors{' with a search every second' if with_searches else ''}: "
+        print(f"rebuild of {status.vectors} vectors{' with a search every second' if with_searches else ''}: "
               f"open + copies loaded + thread started {ms(started)}, complete after {total:.1f} s")
         if searches:
             print(f"search during the rebuild: median {ms(statistics.median(searches))} over {len(searches)} "

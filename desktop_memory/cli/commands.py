@@ -21,7 +21,7 @@ from ..core.text import decode, first_line, one_line
 from ..engine.settings import FILENAME as SETTINGS_FILE
 from ..engine.settings import Settings
 from ..service.protocol import MemoryOperations, operations
-from ..service.reports import ImportReport
+from ..service.reports import ImportReport, IndexStatus, VectorRepairs
 
 Handler = Callable[[MemoryOperations, argparse.Namespace], int]
 HANDLERS: dict[str, Handler] = {}
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     stop_service(folder)
     with MemoryService(folder, start_fresh=getattr(args, "start_fresh", False), **lock_waiting(folder)) as service:
         code = HANDLERS[args.command](service, args)
-    note = service.index_status()["message"]  # after close: a rebuild started by this command is done
+    note = service.index_status().message  # after close: a rebuild started by this command is done
     if note and args.command != "doctor":
         print(f"desktop-memory: {note}", file=sys.stderr)
     return code
@@ -377,7 +377,7 @@ def cmd_retention(service: MemoryOperations, args: argparse.Namespace) -> int:
 
 @handler("stats")
 def cmd_stats(service: MemoryOperations, args: argparse.Namespace) -> int:
-    data = service.stats()
+    data = service.stats().to_dict()
     if args.json:
         emit_json(data)
     else:
@@ -388,35 +388,36 @@ def cmd_stats(service: MemoryOperations, args: argparse.Namespace) -> int:
 
 @handler("doctor")
 def cmd_doctor(service: MemoryOperations, args: argparse.Namespace) -> int:
-    data = service.doctor()
+    report = service.doctor()
+    data = report.to_dict()
     if args.json:
         emit_json(data)
     else:
         for key, value in data.items():
             if key == "vector_repairs":
-                out(f"{'vector repairs:':<18}{_repairs_in_words(value)}")
+                out(f"{'vector repairs:':<18}{_repairs_in_words(report.vector_repairs)}")
             elif key == "vector_index":
-                out(f"{'vector index:':<18}{_index_in_words(value)}")
+                out(f"{'vector index:':<18}{_index_in_words(report.vector_index)}")
             else:
                 out(f"{key + ':':<18}{value}")
-    return 0 if data["ok"] else 1
+    return 0 if report.ok else 1
 
 
-def _repairs_in_words(r: dict[str, int]) -> str:
+def _repairs_in_words(r: VectorRepairs) -> str:
     """doctor's vector repairs (at open and just now) as a sentence."""
-    parts = [f"{r.get('missing', 0):,} missing vector(s) put back" if r.get("missing") else "",
-             f"{r.get('orphans', 0):,} stale vector(s) removed" if r.get("orphans") else "",
-             f"{r.get('queued', 0):,} queued change(s) written" if r.get("queued") else "",
-             f"{r.get('copied', 0):,} vector(s) copied into the database" if r.get("copied") else ""]
+    parts = [f"{r.missing:,} missing vector(s) put back" if r.missing else "",
+             f"{r.orphans:,} stale vector(s) removed" if r.orphans else "",
+             f"{r.queued:,} queued change(s) written" if r.queued else "",
+             f"{r.copied:,} vector(s) copied into the database" if r.copied else ""]
     return ", ".join(p for p in parts if p) or "none needed"
 
 
-def _index_in_words(status: dict[str, Any]) -> str:
+def _index_in_words(status: IndexStatus) -> str:
     """The state of the vector index: rebuilt by this run, or the last rebuild, in words."""
-    if status.get("message"):
-        why = f" Cause: {status['reason']}." if status.get("reason") else ""
-        return status["message"] + why
-    last = status.get("last_repair")
+    if status.message:
+        why = f" Cause: {status.reason}." if status.reason else ""
+        return status.message + why
+    last = status.last_repair
     if not last:
         return "ok"
     when = (to_iso(last.get("at")) or "")[:16].replace("T", " ")

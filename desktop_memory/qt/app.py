@@ -27,6 +27,7 @@ from ..ipc.client import connect
 from ..ipc.spawn import HostProcess
 from ..ipc.supervisor import Supervisor
 from ..service.protocol import MemoryOperations
+from ..service.reports import IndexStatus
 from . import capture_now, single_instance
 from .bridge import ENGINE, EngineBridge
 from .clipboard_watcher import ClipboardWatcher
@@ -152,11 +153,11 @@ class DesktopApp(QObject):
         self.bridge.submit(lambda s: s.index_status(), self._index_checked)  # after the warm-up opened the index
         self._start_enrichment()
 
-    def _index_checked(self, status: dict) -> None:
+    def _index_checked(self, status: IndexStatus) -> None:
         """A damaged or missing vector index was moved aside and is rebuilt from the database: say so once."""
-        if status.get("message") and status.get("message") != self._index_told:
-            self._index_told = status["message"]
-            self.notify(status["message"])
+        if status.message and status.message != self._index_told:
+            self._index_told = status.message
+            self.notify(status.message)
 
     def _prepared(self, result: object) -> None:
         """The warm-up search is done (the model is loaded): the tray says ready only now."""

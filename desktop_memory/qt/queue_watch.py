@@ -74,10 +74,10 @@ class QueueWatch(QObject):
         while not stop.is_set():
             self.calls += 1
             state = conn.enrichment_changes(since=since, wait_s=WAIT_S)
-            since = int(state["version"])
-            if state["queued"] != last and not stop.is_set():
-                last = int(state["queued"])
+            since = state.version
+            if state.queued != last and not stop.is_set():
+                last = state.queued
                 self.queued.emit(last)
-            if state.get("model_problem", "") != problem and not stop.is_set():
-                problem = str(state.get("model_problem", ""))
+            if state.model_problem != problem and not stop.is_set():
+                problem = state.model_problem
                 self.model_problem.emit(problem)

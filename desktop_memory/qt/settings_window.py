@@ -7,7 +7,7 @@ import html
 import logging
 import re
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QCursor, QDesktopServices, QGuiApplication, QKeySequence
@@ -38,6 +38,7 @@ from ..core.errors import InvalidInput
 from ..engine.settings import Settings
 from ..service import ImportReport
 from ..service.protocol import MemoryOperations
+from ..service.reports import EmbeddingModelStatus
 from . import autostart
 from .bridge import EngineBridge
 from .importing import ChunkedImport
@@ -348,15 +349,15 @@ class SettingsWindow(QDialog):
         self.bridge.submit(lambda service: service.embedding_model_status(), self._show_embedding,
                            lambda message: self.embedding_progress.setText(message))
 
-    def _show_embedding(self, status: dict[str, Any]) -> None:
+    def _show_embedding(self, status: EmbeddingModelStatus) -> None:
         """The installed models in the combo (the chosen one selected when it is filled) and the progress."""
-        names = [m["name"] for m in status["models"] if m["installed"] or m["name"] == status["chosen"]]
+        names = [m.name for m in status.models if m.installed or m.name == status.chosen]
         if names != [self.embedding.itemText(i) for i in range(self.embedding.count())]:
             self.embedding.clear()
             self.embedding.addItems(names)
-            self.embedding.setCurrentIndex(max(0, self.embedding.findText(status["chosen"])))
-        self.embedding_progress.setText(status["message"])
-        if status["state"] == "re-embedding" and self.isVisible():
+            self.embedding.setCurrentIndex(max(0, self.embedding.findText(status.chosen)))
+        self.embedding_progress.setText(status.message)
+        if status.state == "re-embedding" and self.isVisible():
             self._embedding_poll.start()
 
     def _show_error(self, message: str) -> None:

@@ -7,7 +7,6 @@ the enrichment thread gets a second connection to the database, opened like the 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from ..core.errors import InvalidInput
 from ..engine import encryption
@@ -17,6 +16,15 @@ from ..engine.foreground import Foreground
 from ..engine.settings import Settings
 from ..engine.store import Store
 from .events import QueueEvents
+from .reports import (
+    EnrichmentModel,
+    EnrichmentModelChange,
+    EnrichmentSample,
+    EnrichmentStatus,
+    ModelCheck,
+    ModelCrashes,
+    QueueState,
+)
 
 
 class EnrichmentControl:
@@ -49,9 +57,9 @@ class EnrichmentControl:
         if self._enricher is not None:
             self._enricher.wake()
 
-    def changes(self, since: int = -1, wait_s: float = 25.0) -> dict[str, Any]:
+    def changes(self, since: int = -1, wait_s: float = 25.0) -> QueueState:
         """The queue's counts once they differ from version `since` (a long poll; holds only the caller)."""
-        return self.events.wait(since, wait_s)
+        return QueueState(**self.events.wait(since, wait_s))
 
     def _second_store(self) -> Store:
         """Another connection to the database, opened like the store's (same key), for the enrichment thread."""
@@ -63,8 +71,12 @@ class EnrichmentControl:
             raise InvalidInput("the limit must be at least 1")
         return self.enricher.enrich(limit)
 
-    def status(self) -> dict[str, Any]:
-        return enrichment_status(self.store, self.settings, self._enricher)
+    def status(self) -> EnrichmentStatus:
+        found = enrichment_status(self.store, self.settings, self._enricher)
+        model = dict(found["model"])
+        if crashes := model.get("crashes"):
+            model["crashes"] = ModelCrashes(**crashes)
+        return EnrichmentStatus(**{**found, "model": EnrichmentModel(**model)})
 
     def start(self) -> None:
         """Enrich new memories in the background, at low priority (for long-running hosts)."""
@@ -74,7 +86,7 @@ class EnrichmentControl:
         if self._enricher is not None:
             self._enricher.stop()
 
-    def set_model(self, path: str | None) -> dict[str, Any]:
+    def set_model(self, path: str | None) -> EnrichmentModelChange:
         """Use another GGUF (None or "" for the bundled one); every memory is enriched again."""
         from ..engine.llm import check_model
 
@@ -87,11 +99,12 @@ class EnrichmentControl:
         changed = self.store.enrichment.model_id() != info.model_id
         requeued = self.store.enrichment.requeue_all() if changed and self.store.enrichment.enriched_count() else 0
         self.store.enrichment.set_model_id(info.model_id)
-        return {"model": info.name, "path": str(info.path), "bytes": info.size, "requeued": requeued}
+        return EnrichmentModelChange(model=info.name, path=str(info.path), bytes=info.size, requeued=requeued)
 
-    def verify_model(self) -> dict[str, Any]:
+    def verify_model(self) -> ModelCheck:
         """Load the configured model and enrich a sample sentence with it."""
-        return self.enricher.verify_model()
+        found = self.enricher.verify_model()
+        return ModelCheck(**{**found, "sample": EnrichmentSample(**found["sample"])})
 
     def requeue(self) -> int:
         """Queue every memory for enrichment again; returns how many."""

@@ -133,7 +133,7 @@ class MemoryService(MemoryOperations):
     # -- what the service itself does: its settings ------------------------------------------
     def save_settings(self, new: Settings) -> Settings:
         """Write settings.json atomically and use the new values at once (another embedding model: a switch)."""
-        new.embedding_model = self.reembed.choose(new.embedding_model)["chosen"]  # an unknown name: refused
+        new.embedding_model = self.reembed.choose(new.embedding_model).chosen  # an unknown name: refused
         new.save(self.folder)
         self.settings = new
         return new

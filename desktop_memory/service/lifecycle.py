@@ -6,6 +6,7 @@ callback told when stored texts change (the ingest's look-alike window is read a
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import time
@@ -22,6 +23,7 @@ from ..engine.embed import Embedder
 from ..engine.settings import Settings
 from ..engine.store import Store
 from .ingest import redact  # the redaction rules compile on first use
+from .reports import DoctorReport, StoreStats, VectorRepairs
 from .vector_sync import INDEX_REPAIR_KEY, VECTORS_DIR, VectorSync
 
 _DOCTOR_CHECKS = ("sqlite_integrity", "fts_integrity", "fts_rows_match", "embedding_model", "vectors_match")
@@ -133,35 +135,34 @@ class Lifecycle:
         return ids
 
     # -- the whole store ----------------------------------------------------------------------
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> StoreStats:
         s = self.store
         figures = s.stats.figures()
         db_bytes = sum(p.stat().st_size for p in self.folder.glob(s.path.name + "*"))
         vec_dir = self.folder / VECTORS_DIR
         vec_bytes = sum(p.stat().st_size for p in vec_dir.rglob("*") if p.is_file()) if vec_dir.exists() else 0
-        return {
-            "data_dir": str(self.folder),
-            "memories": s.count(),
-            "forgotten": s.count(include_forgotten=True) - s.count(),
-            "pinned": figures["pinned"],
-            "sessions": figures["sessions"],
-            "by_source": figures["by_source"],
-            "redacted_secrets": figures["redactions"],
-            "oldest": to_iso(figures["oldest"]),
-            "newest": to_iso(figures["newest"]),
-            "vector_queue": s.vectors.queue_length(),
-            "database_bytes": db_bytes,
-            "vector_bytes": vec_bytes,
-            "schema_version": s.schema_version,
-        }
+        return StoreStats(
+            data_dir=str(self.folder),
+            memories=s.count(),
+            forgotten=s.count(include_forgotten=True) - s.count(),
+            pinned=figures["pinned"],
+            sessions=figures["sessions"],
+            by_source=figures["by_source"],
+            redacted_secrets=figures["redactions"],
+            oldest=to_iso(figures["oldest"]),
+            newest=to_iso(figures["newest"]),
+            vector_queue=s.vectors.queue_length(),
+            database_bytes=db_bytes,
+            vector_bytes=vec_bytes,
+            schema_version=s.schema_version,
+        )
 
-    def doctor(self) -> dict[str, Any]:
+    def doctor(self) -> DoctorReport:
         """Check every store and repair what can be repaired (the vector index)."""
-        checks: dict[str, Any] = {"data_dir": str(self.folder), "schema_version": self.store.schema_version}
-        checks["encryption"] = encryption.describe(self.folder, self.store.path)
-        checks["sqlite_integrity"] = self.store.stats.quick_check()
-        checks["fts_integrity"] = self.store.stats.fts_integrity()
-        checks["fts_rows_match"] = self.store.stats.fts_count() == self.store.count(include_forgotten=True)
+        encrypted = encryption.describe(self.folder, self.store.path)
+        stats = self.store.stats
+        checks: dict[str, Any] = {"sqlite_integrity": stats.quick_check(), "fts_integrity": stats.fts_integrity(),
+                                  "fts_rows_match": stats.fts_count() == self.store.count(include_forgotten=True)}
         try:
             self.embedder.encode(["doctor"])
             checks["embedding_model"] = "ok"
@@ -169,13 +170,14 @@ class Lifecycle:
             checks["embedding_model"] = str(exc)
         repaired = self.vectors.reconcile(full=True)
         at_open = self.vectors.take_open_repairs()  # repaired when the index opened
-        checks["vector_repairs"] = {k: n + at_open.get(k, 0) for k, n in repaired.items()}
-        checks["vector_index"] = self.vectors.status()
-        if checks["vector_index"]["state"] == "ok" and (last := self.store.get_meta(INDEX_REPAIR_KEY)):
-            checks["vector_index"]["last_repair"] = json.loads(last)
+        repairs = VectorRepairs(**{k: n + at_open.get(k, 0) for k, n in repaired.items()})
+        index = self.vectors.status()
+        if index.state == "ok" and (last := self.store.get_meta(INDEX_REPAIR_KEY)):
+            index = dataclasses.replace(index, last_repair=json.loads(last))
         checks["vectors_match"] = self.vectors.index.count() == self.store.count(include_forgotten=True)
-        checks["ok"] = all(v is True or v == "ok" for k, v in checks.items() if k in _DOCTOR_CHECKS)
-        return checks
+        ok = all(v is True or v == "ok" for k, v in checks.items() if k in _DOCTOR_CHECKS)
+        return DoctorReport(data_dir=str(self.folder), schema_version=self.store.schema_version,
+                            encryption=encrypted, vector_repairs=repairs, vector_index=index, ok=ok, **checks)
 
     # -- export -------------------------------------------------------------------------------
     def export_records(self, *, include_forgotten: bool = False) -> Iterator[dict[str, Any]]:

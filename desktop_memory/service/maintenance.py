@@ -8,6 +8,7 @@ restore brought back) it hands to the service's callbacks.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from ..engine.store import Store
 from ..engine.vectors import VectorIndex
 from .enrichment import EnrichmentControl
 from .lifecycle import Lifecycle
+from .reports import BackupInfo, DoctorReport, RestoreReport
 from .vector_sync import VECTORS_DIR, VectorSync
 
 
@@ -39,23 +41,24 @@ class Maintenance:
     def store(self) -> Store:
         return self._store()
 
-    def doctor(self) -> dict[str, Any]:
+    def doctor(self) -> DoctorReport:
         """Check and repair the stores; whether the local model runs (its stop is no damage: ok is unchanged)."""
-        checks, model = self.lifecycle.doctor(), self.enrichment.status()["model"]
-        return checks | {"local_model": "ok" if model.get("usable") else str(model.get("error")), "ok": checks["ok"]}
+        checks, model = self.lifecycle.doctor(), self.enrichment.status().model
+        return dataclasses.replace(checks, local_model="ok" if model.usable else str(model.error))
 
-    def create_backup(self, target: Path, passphrase: str | None, *, overwrite: bool = False) -> dict[str, Any]:
+    def create_backup(self, target: Path, passphrase: str | None, *, overwrite: bool = False) -> BackupInfo:
         """Write a backup of the data folder to `target` (encrypted unless passphrase is None)."""
         backup.check_target(self.folder, Path(target), passphrase, overwrite=overwrite)
         self.vector_sync.sync()  # what `add` left queued goes to Chroma first: the backup copies its vectors
         index = self.vector_sync.index
-        return backup.create(self.folder, self.store, index.vectors, Path(target), passphrase, overwrite=overwrite)
+        return _backup_info(backup.create(self.folder, self.store, index.vectors, Path(target), passphrase,
+                                          overwrite=overwrite))
 
-    def verify_backup(self, source: Path, passphrase: str | None) -> dict[str, Any]:
+    def verify_backup(self, source: Path, passphrase: str | None) -> BackupInfo:
         """Check a backup file completely (format, integrity, digest) without touching any data folder."""
-        return backup.inspect(Path(source), passphrase)
+        return _backup_info(backup.inspect(Path(source), passphrase))
 
-    def restore_backup(self, source: Path, passphrase: str | None) -> dict[str, Any]:
+    def restore_backup(self, source: Path, passphrase: str | None) -> RestoreReport:
         """Replace every memory with a backup's, after checking the backup and a staged copy.
 
         The replaced database stays in the data folder as `memories.sqlite3.before-restore-<time>`.
@@ -77,9 +80,10 @@ class Maintenance:
             if index is not self.vector_sync.opened:
                 index.close()  # the service opens (and reconciles) its own below
         self.vector_sync.reconcile(full=True)  # embeds what the backup had no vector for
-        return {**staged.info, "restored": len(ids), "vectors_reused": reused,
-                "vectors_embedded": len(ids) - reused,
-                "previous_database": str(kept) if kept is not None and kept.exists() else None}
+        info = _backup_info(staged.info)
+        return RestoreReport(**{k: v for k, v in dataclasses.asdict(info).items() if k != "bytes"},
+                             restored=len(ids), vectors_reused=reused, vectors_embedded=len(ids) - reused,
+                             previous_database=str(kept) if kept is not None and kept.exists() else None)
 
     def set_encryption(self, encrypted: bool) -> str:
         """Encrypt or decrypt the database in place (copy, verify, swap); its new state in a sentence."""
@@ -95,3 +99,9 @@ class Maintenance:
     def encryption_status(self) -> str:
         """Whether the database is encrypted, and with which key, in a sentence."""
         return encryption.describe(self.folder, self.store.path)
+
+
+def _backup_info(info: dict[str, Any]) -> BackupInfo:
+    """What engine/backup.py says a backup holds, as a BackupInfo (a key it does not know is left out)."""
+    known = {f.name for f in dataclasses.fields(BackupInfo)}
+    return BackupInfo(**{k: v for k, v in info.items() if k in known})

@@ -35,6 +35,18 @@ from ..core.models import Hit, Memory, Version
 from ..core.query import Filters
 from ..engine.enrich_report import EnrichReport
 from . import AddResult, ImportReport
+from .reports import (
+    BackupInfo,
+    DoctorReport,
+    EmbeddingModelStatus,
+    EnrichmentModelChange,
+    EnrichmentStatus,
+    IndexStatus,
+    ModelCheck,
+    QueueState,
+    RestoreReport,
+    StoreStats,
+)
 
 if TYPE_CHECKING:  # resolved when an operation's hints are first read (_LateNames): a CLI command never loads it
     from ..engine.settings import Settings
@@ -255,17 +267,17 @@ class MemoryOperations:
         ...
 
     @operation(via="lifecycle", retry_safe=True, patience=LONG)
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> StoreStats:
         """Counts and sizes."""
         ...
 
     @operation(via="maintenance", retry_safe=True, patience=LONG)
-    def doctor(self) -> dict[str, Any]:
+    def doctor(self) -> DoctorReport:
         """Check the data folder and repair the vector index."""
         ...
 
     @operation(via="vector_sync.status", retry_safe=True)
-    def index_status(self) -> dict[str, Any]:
+    def index_status(self) -> IndexStatus:
         """What happened to the vector index (ok, rebuilding, rebuilt) and a sentence for a person."""
         ...
 
@@ -288,17 +300,17 @@ class MemoryOperations:
     # -- backup and encryption ------------------------------------------------------------------
     @operation(via="maintenance", patience=LONG, alone=True)
     def create_backup(self, target: Annotated[Path, LOCAL_PATH], passphrase: str | None, *,
-                      overwrite: bool = False) -> dict[str, Any]:
+                      overwrite: bool = False) -> BackupInfo:
         """Write a backup file (encrypted with the passphrase unless it is None); what it holds."""
         ...
 
     @operation(via="maintenance", patience=LONG, alone=True)
-    def verify_backup(self, source: Annotated[Path, LOCAL_PATH], passphrase: str | None) -> dict[str, Any]:
+    def verify_backup(self, source: Annotated[Path, LOCAL_PATH], passphrase: str | None) -> BackupInfo:
         """Check a backup file completely without restoring it; what it holds."""
         ...
 
     @operation(via="maintenance", patience=LONG, alone=True)
-    def restore_backup(self, source: Annotated[Path, LOCAL_PATH], passphrase: str | None) -> dict[str, Any]:
+    def restore_backup(self, source: Annotated[Path, LOCAL_PATH], passphrase: str | None) -> RestoreReport:
         """Replace every memory with a backup's (checked first; the old database is kept beside)."""
         ...
 
@@ -314,15 +326,15 @@ class MemoryOperations:
 
     # -- the embedding model --------------------------------------------------------------------
     @operation(via="reembed")
-    def set_embedding_model(self, name: str) -> dict[str, Any]:
+    def set_embedding_model(self, name: str) -> EmbeddingModelStatus:
         """Choose the embedding model by name (an unknown or uninstalled one is refused); switching
         re-embeds in the background while search uses the old vectors. The state, as below."""
         ...
 
     @operation(via="reembed", retry_safe=True)
-    def embedding_model_status(self) -> dict[str, Any]:
-        """{"model" in use, "chosen", "state" (idle, re-embedding, failed), "done", "total", "message",
-        "models" (name, summary, installed, default)}."""
+    def embedding_model_status(self) -> EmbeddingModelStatus:
+        """The model in use, the one chosen, the state (idle, re-embedding, failed) with the progress and a
+        sentence, and the models known (name, package, summary, default, installed)."""
         ...
 
     # -- enrichment -----------------------------------------------------------------------------
@@ -332,14 +344,14 @@ class MemoryOperations:
         ...
 
     @operation(via="enrichment.status", retry_safe=True)
-    def enrichment_status(self) -> dict[str, Any]:
+    def enrichment_status(self) -> EnrichmentStatus:
         """Queue counts, the model and why it is not used."""
         ...
 
     @operation(via="enrichment.changes", retry_safe=True, off_lane=True, patience=LONG_POLL)
-    def enrichment_changes(self, since: int = -1, wait_s: float = 25.0) -> dict[str, Any]:
-        """{"version", "queued", "failed"} once the version differs from `since` (-1: at once), or after
-        `wait_s` (at most 60) unchanged. A long poll, answered off the engine lane."""
+    def enrichment_changes(self, since: int = -1, wait_s: float = 25.0) -> QueueState:
+        """The queue's counts and the model's problem at a version, once the version differs from `since`
+        (-1: at once), or after `wait_s` (at most 60) unchanged. A long poll, answered off the engine lane."""
         ...
 
     @operation(via="enrichment.start")
@@ -353,12 +365,12 @@ class MemoryOperations:
         ...
 
     @operation(via="enrichment.set_model", patience=MODEL_LOAD)
-    def set_enrichment_model(self, path: Annotated[str | None, LOCAL_PATH]) -> dict[str, Any]:
+    def set_enrichment_model(self, path: Annotated[str | None, LOCAL_PATH]) -> EnrichmentModelChange:
         """Use this GGUF model (None: the bundled one); checked and loaded once."""
         ...
 
     @operation(via="enrichment.verify_model", patience=MODEL_LOAD)
-    def verify_enrichment_model(self) -> dict[str, Any]:
+    def verify_enrichment_model(self) -> ModelCheck:
         """Load the model once and say whether it works."""
         ...
 

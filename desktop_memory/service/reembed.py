@@ -29,6 +29,7 @@ from ..core.errors import ModelUnavailable
 from ..engine.embed import DEFAULT_MODEL, Embedder, available_models, resolve_model
 from ..engine.foreground import Foreground
 from ..engine.store import Store
+from .reports import EmbeddingModelInfo, EmbeddingModelStatus
 from .vector_sync import EMBEDDING_MODEL_KEY, VECTORS_DIR, VectorSync
 
 log = logging.getLogger(__name__)
@@ -128,7 +129,7 @@ class ReEmbed:
                 self.error = str(exc)
                 log.warning("cannot switch the embedding model: %s", exc)
 
-    def choose(self, name: str) -> dict[str, Any]:
+    def choose(self, name: str) -> EmbeddingModelStatus:
         """Switch to the model called `name` (re-embedding in the background); back to the active one cancels."""
         target = resolve_model(name).name  # an unknown name: ModelUnavailable, one line
         if target != (self.target or self.active) or self.error:
@@ -164,12 +165,12 @@ class ReEmbed:
         if (target := store.get_meta(TARGET_KEY) or None) and target != self.active:
             self._begin(target)
 
-    def set_embedding_model(self, name: str) -> dict[str, Any]:
+    def set_embedding_model(self, name: str) -> EmbeddingModelStatus:
         """Choose the embedding model by name (saved in the settings, which starts the switch); the state."""
         self._save_choice(resolve_model(name).name)
         return self.status()
 
-    def embedding_model_status(self) -> dict[str, Any]:
+    def embedding_model_status(self) -> EmbeddingModelStatus:
         """The embedding model in use, the one chosen, the models available and the re-embedding's progress
         (a finished re-embedding is switched to here, if no search did it first)."""
         self.switch_if_ready()
@@ -263,7 +264,7 @@ class ReEmbed:
         vectors.model_adopted = True
 
     # -- progress -----------------------------------------------------------------------------
-    def status(self) -> dict[str, Any]:
+    def status(self) -> EmbeddingModelStatus:
         """The model in use, the one chosen, the job's progress and a sentence for a person."""
         running = self.target is not None and self.error is None
         state = "failed" if self.error else "re-embedding" if running else "idle"
@@ -274,5 +275,6 @@ class ReEmbed:
                        f"search uses {self.active} meanwhile.")
         else:
             message = f"Using {self.active}."
-        return {"model": self.active, "chosen": self.target or self.active, "state": state, "done": self.done,
-                "total": self.total, "message": message, "models": available_models()}
+        return EmbeddingModelStatus(model=self.active, chosen=self.target or self.active, state=state,
+                                    done=self.done, total=self.total, message=message,
+                                    models=[EmbeddingModelInfo(**m) for m in available_models()])

@@ -23,6 +23,7 @@ from ..engine.index_health import remove_moved_aside
 from ..engine.store import Store
 from ..engine.vectors import VectorIndex
 from ..engine.vectors import release_process_cache as release_process_cache  # re-exported for the MCP server
+from .reports import IndexStatus
 
 log = logging.getLogger(__name__)
 
@@ -140,14 +141,14 @@ class VectorSync:
         if self._index_repair is not None:
             self._index_repair["state"] = "rebuilt"
         remove_moved_aside(self.folder / VECTORS_DIR)
-        log.info("%s", self.status()["message"])
+        log.info("%s", self.status().message)
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> IndexStatus:
         """What this process did to the vector index: state "ok", "rebuilding", "rebuilt" or
         "interrupted", and a sentence for a person (empty when there is nothing to say)."""
         repair = self._index_repair
         if repair is None:
-            return {"state": "ok", "message": ""}
+            return IndexStatus("ok", "")
         index = self._vectors
         state = repair["state"]
         total = repair["vectors"]
@@ -163,7 +164,8 @@ class VectorSync:
         else:
             message = (f"{what} and is being rebuilt from the database ({done:,} of {total:,} vectors{embedded});"
                        " search works meanwhile.")
-        return {**repair, "state": state, "done": done, "message": message}
+        return IndexStatus(state, message, cause=repair["cause"], reason=repair["reason"], vectors=total,
+                           embedded=repair["embedded"], at=repair["at"], moved_to=repair["moved_to"], done=done)
 
     # -- the embedding model ------------------------------------------------------------------
     def embedding_ready(self) -> None:

@@ -155,12 +155,12 @@ def test_without_a_display_the_app_says_so_in_one_line(tmp_path) -> None:
 def test_the_tray_works_while_the_enrichment_queue_is_not_empty(qtbot, desktop, engine) -> None:
     engine(desktop.bridge, lambda s: s.stop_enrichment())  # hold the queue still
     engine(desktop.bridge, lambda s: s.add("Quarterly planning: Joana presents the roadmap on Friday"))
-    queued = engine(desktop.bridge, lambda s: s.enrichment_status()["queued"])
+    queued = engine(desktop.bridge, lambda s: s.enrichment_status().queued)
     assert queued >= 1
     desktop._queue_changed(queued)  # what the queue watch hears from a host (tests/gui/test_queue_watch.py)
     qtbot.waitUntil(lambda: desktop.tray.state == "working", timeout=10_000)
     engine(desktop.bridge, lambda s: s.enrich(10))
-    desktop._queue_changed(engine(desktop.bridge, lambda s: s.enrichment_status()["queued"]))
+    desktop._queue_changed(engine(desktop.bridge, lambda s: s.enrichment_status().queued))
     qtbot.waitUntil(lambda: desktop.tray.state == "ready", timeout=10_000)
 
 
@@ -317,8 +317,8 @@ def test_the_model_worker_dying_leaves_the_app_its_engine_and_the_tray_says_so(q
     assert search_for(qtbot, app, "Lisbon flight Saturday") == NOTES[2]
     app.tray.model_retry_action.trigger()  # the person's Retry: the model runs again
     qtbot.waitUntil(lambda: not app.tray.model_line.isVisible(), timeout=60_000)
-    model = engine(app.bridge, lambda s: s.enrichment_status()["model"])
-    assert model["usable"] is True and "error" not in model
+    model = engine(app.bridge, lambda s: s.enrichment_status().model)
+    assert model.usable is True and model.error is None
 
 
 def test_a_hung_engine_is_killed_and_restarted(qtbot, hosted, engine) -> None:
@@ -417,7 +417,7 @@ def test_an_import_chunk_cut_by_a_kill_fails_with_a_message_instead_of_being_ski
     assert outcome == ["The memory engine stopped while doing this and was restarted. Try again."]
     qtbot.waitUntil(lambda: len(app.notices) == 1, timeout=30_000)
     assert app.notices[0].startswith("The memory engine restarted; what it was doing when it stopped did not finish")
-    count = engine(app.bridge, lambda s: s.stats()["memories"])
+    count = engine(app.bridge, lambda s: s.stats().memories)
     assert count <= 256  # the first chunk only: the cut one was not skipped over silently by a re-run
 
 

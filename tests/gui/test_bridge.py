@@ -50,7 +50,7 @@ def test_call_waits_from_other_threads_but_never_on_the_gui_thread(qtbot, bridge
     with pytest.raises(RuntimeError, match="GUI thread"):
         bridge.call(lambda s: 1)
     out: list[int] = []
-    worker = threading.Thread(target=lambda: out.append(bridge.call(lambda s: s.stats()["memories"])))
+    worker = threading.Thread(target=lambda: out.append(bridge.call(lambda s: s.stats().memories)))
     worker.start()
     qtbot.waitUntil(lambda: not worker.is_alive(), timeout=10_000)
     assert out == [0]

@@ -25,7 +25,7 @@ def test_chunks_keep_line_numbers_and_let_searches_in(qtbot, bridge, engine) -> 
     report = finished[0]
     assert report.added == 9 and [n for n, _ in report.errors] == [7]
     assert order.index("search") < len(order) - 1  # the search ran before the last chunk
-    assert engine(bridge, lambda s: s.stats()["memories"]) == 9
+    assert engine(bridge, lambda s: s.stats().memories) == 9
 
 
 def test_an_unreadable_source_is_a_readable_error(qtbot, bridge) -> None:

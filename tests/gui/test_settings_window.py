@@ -94,7 +94,7 @@ def test_export_import_and_erase_everything(qtbot, window, bridge, engine, tmp_p
     window.erase_everything()
     qtbot.waitUntil(lambda: len(notices) == 2, timeout=10_000)
     assert notices[-1] == "Erased 3 memories"
-    assert engine(bridge, lambda s: s.stats()["memories"]) == 0
+    assert engine(bridge, lambda s: s.stats().memories) == 0
     window.import_from(target)
     qtbot.waitUntil(lambda: len(notices) == 3, timeout=20_000)
     assert notices[-1] == "Imported 3 new memories"

@@ -16,6 +16,7 @@ from desktop_memory.core.errors import BackupInvalid, InvalidInput
 from desktop_memory.engine import backup, encryption
 from desktop_memory.engine.store import migrations
 from desktop_memory.service import DB_NAME, MemoryService
+from desktop_memory.service.reports import BackupInfo
 from tests.integration.test_keyring_session import secret_service
 
 PASS = "correct horse battery staple"
@@ -50,7 +51,7 @@ def _digest(folder: Path) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.glob(DB_NAME + "*"))}
 
 
-def _make(folder: Path, target: Path, passphrase: str | None, embedder) -> dict:
+def _make(folder: Path, target: Path, passphrase: str | None, embedder) -> BackupInfo:
     with MemoryService(folder, embedder=embedder) as service:
         return service.create_backup(target, passphrase)
 
@@ -58,20 +59,20 @@ def _make(folder: Path, target: Path, passphrase: str | None, embedder) -> dict:
 def test_an_encrypted_backup_restores_into_a_new_folder_with_its_own_key(source, tmp_path, real_embedder):
     file = tmp_path / "memories.dmbackup"
     info = _make(source, file, PASS, real_embedder)
-    assert info["encrypted"] and info["memories"] == 4
+    assert info.encrypted and info.memories == 4
     raw = file.read_bytes()
     assert not raw.startswith(encryption.PLAIN_HEADER) and b"Zanzibar" not in raw and b"lentils" not in raw
     assert backup.inspect(file, PASS)["memories"] == 4
     target = tmp_path / "restored"
     with MemoryService(target, embedder=real_embedder) as service:
         report = service.restore_backup(file, PASS)
-        assert report["restored"] == 4 and report["vectors_reused"] == 4 and report["vectors_embedded"] == 0
+        assert report.restored == 4 and report.vectors_reused == 4 and report.vectors_embedded == 0
         assert service.vectors.count() == 4
         hit = service.search("a bird reading poems", limit=1)[0].memory
         assert hit.content == TEXTS[0] and hit.pinned
         assert service.search("flight", limit=1)[0].memory.tags == ["trip"]
         assert service.store.count() == 3 and service.store.count(include_forgotten=True) == 4
-        assert service.doctor()["ok"]
+        assert service.doctor().ok
     src_key = json.loads((source / encryption.STATE_FILE).read_text())["key_id"]
     assert json.loads((target / encryption.STATE_FILE).read_text())["key_id"] != src_key
     assert not encryption.is_plain(target / DB_NAME)
@@ -86,7 +87,7 @@ def test_restore_keeps_the_replaced_database_and_replaces_every_memory(source, t
         report = service.restore_backup(file, PASS)
         assert service.store.count(include_forgotten=True) == 4 and extra not in service.store.all_ids()
         assert extra not in service.vectors.all_ids()  # its vector went with it
-        kept = Path(report["previous_database"])
+        kept = Path(report.previous_database)
     assert kept.exists() and kept.parent == source
     old = encryption.connect(kept, hexkey=encryption.current_key(source, source / DB_NAME))
     assert old.execute("SELECT count(*) FROM memories WHERE id = ?", (extra,)).fetchone()[0] == 1
@@ -96,10 +97,10 @@ def test_restore_keeps_the_replaced_database_and_replaces_every_memory(source, t
 def test_a_plain_backup_is_an_explicit_choice_and_restores_too(source, tmp_path, real_embedder):
     file = tmp_path / "plain.sqlite3"
     info = _make(source, file, None, real_embedder)
-    assert not info["encrypted"] and file.read_bytes().startswith(encryption.PLAIN_HEADER)
+    assert not info.encrypted and file.read_bytes().startswith(encryption.PLAIN_HEADER)
     assert b"Zanzibar" in file.read_bytes()
     with MemoryService(tmp_path / "r", embedder=real_embedder) as service:
-        assert service.restore_backup(file, None)["restored"] == 4
+        assert service.restore_backup(file, None).restored == 4
 
 
 def test_wrong_passphrase_corrupt_truncated_and_newer_backups_are_refused_and_touch_nothing(
@@ -207,7 +208,7 @@ def test_an_older_backup_is_migrated_on_restore(keyring_env, tmp_path, real_embe
     db.close()
     with MemoryService(tmp_path / "r", embedder=real_embedder) as service:
         report = service.restore_backup(file, None)
-        assert report["restored"] == count and report["vectors_embedded"] == count
+        assert report.restored == count and report.vectors_embedded == count
         assert service.vectors.count() == count
         assert service.store.schema_version == migrations()[-1][0] > 1
         assert "Priya" in service.search("who writes the release notes", limit=1)[0].memory.content

@@ -80,10 +80,10 @@ def test_a_store_switched_to_bge_re_embeds_and_finds_by_meaning(data_dir: Path, 
         for note in notes:
             svc.add(note)
         status = svc.set_embedding_model(BGE)
-        assert status["chosen"] == BGE
+        assert status.chosen == BGE
         end = time.monotonic() + 120
-        while (status := svc.embedding_model_status())["model"] != BGE:
-            assert status["state"] != "failed" and time.monotonic() < end, status
+        while (status := svc.embedding_model_status()).model != BGE:
+            assert status.state != "failed" and time.monotonic() < end, status
             time.sleep(0.2)
         assert svc.store.get_meta("embedding_model") == Embedder(model=BGE).vectors_id
         ids = svc.store.all_ids()

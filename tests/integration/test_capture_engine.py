@@ -88,7 +88,7 @@ def test_a_repeated_copy_is_already_remembered_and_a_longer_one_extends_it(remot
     grown = remote.capture(Snapshot("Packing list: passport, charger, rain jacket", automatic=True))
     assert (first.status, again.status, grown.status) == ("added", "duplicate", "extended")
     assert again.message == "Already remembered" and grown.memory_id == first.memory_id
-    assert real_service.stats()["memories"] == 1
+    assert real_service.stats().memories == 1
 
 
 def test_a_copy_over_the_size_limit_is_skipped_with_a_reason_not_an_error(remote, real_service):
@@ -124,4 +124,4 @@ def test_the_cli_captures_through_the_same_rules_locally_and_through_the_app(tmp
         assert json.loads(ruled.stdout) == {
             "stored": False, "reason": "rule: ignore text 1", "message": "Skipped: rule: ignore text 1",
             "status": "skipped", "memory_id": "", "title": "", "redactions": 0}
-    assert real_service.stats()["memories"] == 0
+    assert real_service.stats().memories == 0

@@ -54,7 +54,7 @@ def test_a_new_folder_is_encrypted_and_no_file_holds_the_text(encrypted_by_defau
         service.add("Grocery list: oat milk, lentils, lemons", source="clipboard")
         assert [h.memory.id for h in service.search("Portuguese sonnets", limit=1)] == [added.memory.id]
         assert service.search("a bird reading poems aloud at night", limit=1)[0].memory.id == added.memory.id
-        assert service.doctor()["encryption"].startswith("on (chacha20")
+        assert service.doctor().encryption.startswith("on (chacha20")
         service.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         assert _phrase_bytes(data_dir) == []  # while open, after a checkpoint
     assert _phrase_bytes(data_dir) == []  # and after closing
@@ -73,7 +73,7 @@ def test_the_chroma_folder_holds_no_text_even_when_the_database_is_plain(keyring
     with MemoryService(data_dir, embedder=real_embedder) as service:
         service.add(PHRASE)
         assert service.search("violet heron", limit=1)
-        assert service.doctor()["encryption"] == "off (DESKTOP_MEMORY_ENCRYPTION=off in this environment)"
+        assert service.doctor().encryption == "off (DESKTOP_MEMORY_ENCRYPTION=off in this environment)"
     assert encryption.is_plain(data_dir / DB_NAME)
     assert [p.relative_to(data_dir).parts[0] for p in _phrase_bytes(data_dir)] == [DB_NAME]
 
@@ -89,7 +89,7 @@ def test_an_existing_plain_database_is_migrated_safely(encrypted_by_default, dat
     with MemoryService(data_dir, embedder=real_embedder) as service:  # encryption is the default: migrated
         assert service.store.count() == 5
         assert service.search("violet heron sonnets", limit=1)[0].memory.id == ids[0]
-        assert service.doctor()["ok"]
+        assert service.doctor().ok
     assert not encryption.is_plain(data_dir / DB_NAME)
     assert sorted(p.name for p in data_dir.iterdir() if p.name.startswith(DB_NAME)) == [DB_NAME]
     assert _phrase_bytes(data_dir) == []

@@ -57,7 +57,7 @@ def test_the_host_serves_add_search_and_settings_and_stops_when_asked(data_dir: 
         cli = subprocess.run([sys.executable, "-m", "desktop_memory", "--data-dir", str(data_dir), "search", "Lisbon"],
                              capture_output=True, text=True, timeout=120)  # the CLI reaches the same host
         assert cli.returncode == 0 and "Lisbon" in cli.stdout
-        assert remote.erase_everything() == 1 and remote.stats()["memories"] == 0
+        assert remote.erase_everything() == 1 and remote.stats().memories == 0
     finally:
         remote.close()
         assert host.stop() == 0
@@ -156,7 +156,7 @@ def test_a_client_that_never_answers_the_challenge_is_dropped_and_its_thread_end
         while host_threads(host.pid) > before and time.monotonic() < deadline:
             time.sleep(0.1)
         assert host_threads(host.pid) <= before  # no thread left waiting on the silent clients
-        assert remote.stats()["memories"] == 0  # the app's own connection was never disturbed
+        assert remote.stats().memories == 0  # the app's own connection was never disturbed
     finally:
         remote.close()
         host.stop()
@@ -199,7 +199,7 @@ def test_a_busy_host_is_waited_for_not_declared_hung(data_dir: Path, monkeypatch
         report = other.import_records(lines)  # seconds of work on the host's engine thread: pings answer meanwhile
         assert time.monotonic() - started > 1.0
         assert report.errors == [] and report.added + report.related == 600
-        assert remote.stats()["memories"] >= 56  # the first connection still works too
+        assert remote.stats().memories >= 56  # the first connection still works too
     finally:
         if other is not None:
             other.close()
@@ -239,7 +239,7 @@ def test_a_streamed_import_lets_other_clients_in_between_chunks_and_keeps_every_
         report = result["report"]
         assert report.errors == [] and report.stored == 1200 and acked == sorted(acked) and acked[-1] == 1200
         assert len(waits) >= 3 and max(waits) < 15, waits  # answered between chunks, not after the whole import
-        assert searcher.stats()["memories"] == report.added + report.related
+        assert searcher.stats().memories == report.added + report.related
     finally:
         searcher.close()
         importer.close()

@@ -135,7 +135,7 @@ def test_a_service_killed_between_calls_is_started_again_and_nothing_is_lost_or_
     anyio.run(main)
     all_present(folder, acknowledged)
     with open_service(folder) as remote:
-        assert remote.stats()["memories"] == 4
+        assert remote.stats().memories == 4
 
 
 def test_a_service_killed_again_and_again_during_cli_calls_loses_no_add_and_doubles_none(tmp_path: Path):
@@ -188,7 +188,7 @@ def test_a_service_killed_again_and_again_during_cli_calls_loses_no_add_and_doub
     assert failures == []
     all_present(folder, acknowledged)
     with open_service(folder) as remote:
-        assert remote.stats()["memories"] == len(acknowledged) == len(set(acknowledged.values()))
+        assert remote.stats().memories == len(acknowledged) == len(set(acknowledged.values()))
 
 
 def test_two_front_ends_starting_it_at_once_share_one_service_and_it_ends_when_idle(tmp_path: Path, monkeypatch):
@@ -212,7 +212,7 @@ def test_two_front_ends_starting_it_at_once_share_one_service_and_it_ends_when_i
         time.sleep(0.2)
     assert connect(folder) is None  # ended by itself
     with open_service(folder) as remote:  # and started again on demand, with everything there
-        assert remote.stats()["memories"] == 4
+        assert remote.stats().memories == 4
 
 
 @pytest.mark.skipif(address.family() != "AF_UNIX", reason="a stale Unix socket")
@@ -228,7 +228,7 @@ def test_a_stale_socket_and_token_left_by_a_crash_do_not_stop_a_start(tmp_path: 
         with socket.socket(socket.AF_UNIX) as s:
             s.bind(where)
     with open_service(folder) as remote:
-        assert remote.ping()["pid"] != pid and remote.stats()["memories"] == 1
+        assert remote.ping()["pid"] != pid and remote.stats().memories == 1
 
 
 def test_the_tray_app_adopts_a_running_service_holds_it_and_lets_it_go(tmp_path: Path):
@@ -307,7 +307,7 @@ def test_a_service_of_another_version_is_replaced(tmp_path: Path, monkeypatch):
         with open_service(folder) as remote:
             info = remote.ping()
             assert stopped.is_set() and info["pid"] != os.getpid() and info["version"] != "0.0.1"
-            assert remote.stats()["memories"] == 1
+            assert remote.stats().memories == 1
     finally:
         served.close()
         if not stopped.is_set():
@@ -357,7 +357,7 @@ def test_a_call_cut_off_after_the_engine_committed_it_is_sent_again_and_stored_o
         with remote.reopening(successor):
             result = remote.add("the spare key is under the blue pot")
             assert result.status == "duplicate" and len(engines) == 1  # stored by the first, found by the second
-            assert remote.stats()["memories"] == 1
+            assert remote.stats().memories == 1
             engine, server = engines[0]
             engine.purge = lambda *a, **kw: [hang_up(c) for c in list(server._conns)]  # type: ignore[method-assign]
             with pytest.raises(HostGone):

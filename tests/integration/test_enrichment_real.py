@@ -89,7 +89,7 @@ def test_background_thread_runs_at_low_priority_and_gives_memory_back(real_servi
     ids = [svc.add(t).memory.id for t in texts]
     assert len(set(ids)) == 3
     deadline = time.monotonic() + 120
-    while svc.enrichment_status()["queued"] and time.monotonic() < deadline:
+    while svc.enrichment_status().queued and time.monotonic() < deadline:
         time.sleep(0.2)
     assert all(svc.get(i).enrichment_state in ("done", "basic") for i in ids)
     enricher = svc.enricher
@@ -99,7 +99,7 @@ def test_background_thread_runs_at_low_priority_and_gives_memory_back(real_servi
         time.sleep(0.2)
     assert enricher.model is not None and not enricher.model.loaded
     status = svc.enrichment_status()
-    assert status["running"] and status["model"]["loaded"] is False and status["rate_per_minute"] > 0
+    assert status.running and status.model.loaded is False and status.rate_per_minute > 0
     svc.stop_enrichment()
 
 
@@ -117,8 +117,8 @@ def test_cli_enrich_status_model_and_json_fields(tmp_path: Path):
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["processed"] == 2
     status = json.loads(cli(data, "status", "--json").stdout)
-    assert status["queued"] == 0 and status["enriched"] + status["enriched_without_model"] == 2
-    assert status["model"]["usable"] is True
+    assert status.queued == 0 and status.enriched + status.enriched_without_model == 2
+    assert status.model.usable is True
     hits = json.loads(cli(data, "search", "lunch entity:person:priya", "--json").stdout)
     assert len(hits) == 1
     for key in ("summary", "title", "importance", "entities"):
@@ -189,10 +189,10 @@ def test_sigkill_during_enrichment_resumes_without_losing_jobs(tmp_path: Path, r
                                     "LEFT JOIN enrichment_queue q ON q.memory_id = m.id").fetchall()
         enriched = sum(e for e, _ in rows)
         assert all(e != queued for e, queued in rows)  # every memory is enriched xor still queued
-        assert enriched >= done and svc.enrichment_status()["queued"] == JOBS - enriched
+        assert enriched >= done and svc.enrichment_status().queued == JOBS - enriched
         report = svc.enrich(100)
         assert report.processed == JOBS - enriched and report.failed == 0
-        assert svc.enrichment_status()["queued"] == 0
+        assert svc.enrichment_status().queued == 0
         states = {r[0] for r in svc.store.db.execute("SELECT enrichment_state FROM memories")}
         assert states <= {"done", "basic"}
 

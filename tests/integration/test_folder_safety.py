@@ -117,7 +117,7 @@ def test_a_restore_killed_at_any_rename_is_finished_or_undone_never_empty(tmp_pa
     if kill == "after:2":  # the state of issue 16: old database aside, the copy not yet in place
         with MemoryService(data, embedder=real_embedder) as service:
             doctor = service.doctor()
-            assert doctor["ok"], doctor
+            assert doctor.ok, doctor
             assert service.vectors.all_ids() == service.store.all_ids()
             assert service.search("a bird reading poems", limit=1)[0].memory.content == NEW[0]
             assert service.store.count() == len(NEW)

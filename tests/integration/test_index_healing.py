@@ -22,6 +22,7 @@ import pytest
 from desktop_memory.engine import index_health
 from desktop_memory.engine.vectors import VectorIndex
 from desktop_memory.service import MemoryService
+from desktop_memory.service.reports import IndexStatus
 from tests.fakes import FakeEmbedder
 
 pytestmark = pytest.mark.integration
@@ -214,7 +215,7 @@ def test_clean_open_and_close_leave_no_marker(tmp_path: Path) -> None:
     assert not index_health.was_left_open(data / "vectors")
     with MemoryService(data, embedder=FakeEmbedder()) as service:
         assert service.search("kafka")
-        assert service.index_status() == {"state": "ok", "message": ""}
+        assert service.index_status() == IndexStatus("ok", "")
 
 
 def test_search_while_rebuilding_is_exact_and_writes_meanwhile_win(tmp_path: Path, monkeypatch) -> None:
@@ -236,7 +237,7 @@ def test_search_while_rebuilding_is_exact_and_writes_meanwhile_win(tmp_path: Pat
         got = [h.memory.id for h in service.search("kafka postgres docker latency", limit=10,
                                                    record_access=False)]
         status = service.index_status()
-        assert status["state"] == "rebuilding" and status["done"] == 0 and "search works meanwhile" in status["message"]
+        assert status.state == "rebuilding" and status.done == 0 and "search works meanwhile" in status.message
         assert got == expected  # exact cosines over the copies: same ranking as the healthy index
         gone, edited = ids[0], ids[1]
         service.purge([gone])
@@ -247,9 +248,9 @@ def test_search_while_rebuilding_is_exact_and_writes_meanwhile_win(tmp_path: Pat
         assert service.search("zebra crossing harbour", limit=1)[0].memory.id == edited
         gate.set()
         report = service.doctor()  # waits for the rebuild, then compares every id
-        assert report["vector_index"]["state"] == "rebuilt" and report["vector_index"]["vectors"] == len(ids)
-        assert report["vector_repairs"]["orphans"] == 0 and report["vector_repairs"]["missing"] == 0
-        assert report["vectors_match"] and report["ok"]
+        assert report.vector_index.state == "rebuilt" and report.vector_index.vectors == len(ids)
+        assert report.vector_repairs.orphans == 0 and report.vector_repairs.missing == 0
+        assert report.vectors_match and report.ok
         assert gone not in service.vectors.all_ids() and added in service.vectors.all_ids()
         vec = service.vectors.vectors([edited])[edited]
         assert float(vec @ FakeEmbedder().encode(["a zebra crossing near the harbour"])[0]) > 0.99
@@ -277,7 +278,7 @@ def test_chroma_failing_at_work_replaces_the_index_and_search_still_answers(tmp_
         hits = service.search("kafka postgres", limit=5)  # this one starts the rebuild
         assert hits
         index.wait_for_fill()
-        assert service.index_status()["state"] == "rebuilt"
+        assert service.index_status().state == "rebuilt"
         assert service.vectors.count() == service.store.count(include_forgotten=True) == 300
 
 
@@ -292,8 +293,8 @@ def test_doctor_reports_what_was_repaired_when_the_index_opened(tmp_path: Path) 
         service.store.db.execute("DELETE FROM vector_queue")
     with MemoryService(data, embedder=FakeEmbedder()) as service:
         report = service.doctor()
-    assert report["vector_repairs"]["orphans"] == 40 and report["vector_repairs"]["missing"] == 25
-    assert report["vectors_match"] and report["ok"]
+    assert report.vector_repairs.orphans == 40 and report.vector_repairs.missing == 25
+    assert report.vectors_match and report.ok
 
 
 def test_memories_without_a_vector_copy_are_embedded_when_rebuilding(tmp_path: Path) -> None:
@@ -307,8 +308,8 @@ def test_memories_without_a_vector_copy_are_embedded_when_rebuilding(tmp_path: P
         assert service.vectors.count() >= 3  # the three were embedded on the spot
         service.vectors.wait_for_fill()
         status = service.index_status()
-        assert status["state"] == "rebuilt" and status["vectors"] == len(ids) - 3 and status["embedded"] == 3
-        assert "3 to embed again" in status["message"]
+        assert status.state == "rebuilt" and status.vectors == len(ids) - 3 and status.embedded == 3
+        assert "3 to embed again" in status.message
         assert service.vectors.all_ids() == service.store.all_ids()
         assert np.isfinite(service.vectors.vectors(ids[:1])[ids[0]]).all()
 
@@ -324,7 +325,7 @@ def test_a_rebuild_killed_part_way_resumes_at_the_next_open(tmp_path: Path) -> N
         assert service.search("kafka postgres", limit=3)
         service.vectors.wait_for_fill()
         status = service.index_status()
-        assert status["state"] == "rebuilt" and status["cause"] == "was left half rebuilt"
+        assert status.state == "rebuilt" and status.cause == "was left half rebuilt"
         assert service.vectors.all_ids() == service.store.all_ids()
     assert not index_health.is_rebuilding(data / "vectors")
     assert not index_health.was_left_open(data / "vectors")

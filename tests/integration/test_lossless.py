@@ -218,7 +218,7 @@ def test_two_importing_processes_through_the_engine_host_keep_all(tmp_path: Path
         assert [p.returncode for p in procs] == [0, 0], [p.stderr[-500:] for p in procs]
         assert acked == {f.name: 300 for f in files}
         stored = {r["content"] for r in remote.export_records()}
-        assert set(texts[0]) | set(texts[1]) <= stored and remote.stats()["memories"] == 600
+        assert set(texts[0]) | set(texts[1]) <= stored and remote.stats().memories == 600
     finally:
         remote.close()
         host.stop()

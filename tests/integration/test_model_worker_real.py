@@ -137,7 +137,7 @@ def test_the_host_keeps_its_pid_when_its_worker_dies_in_background_enrichment(tm
         for text in NOTES:
             hits = remote.search(text.split("\n")[0][:60], limit=10, record_access=False)
             assert any(h.memory.content == text for h in hits)
-        assert remote.stats()["memories"] == len(NOTES)
+        assert remote.stats().memories == len(NOTES)
     finally:
         remote.close()
         assert host.stop() == 0

@@ -57,8 +57,8 @@ WORKLOAD = textwrap.dedent(r"""
         out["with_model"] = report.with_model
         out["model_error"] = report.model_error
         out["summaries"] = service.store.scalar("SELECT count(*) FROM memories WHERE enriched_at IS NOT NULL")
-        out["doctor_ok"] = service.doctor()["ok"]
-        out["encryption"] = service.doctor()["encryption"]
+        out["doctor_ok"] = service.doctor().ok
+        out["encryption"] = service.doctor().encryption
     time.sleep(3)  # room for background senders (ONNX Runtime's telemetry uploader fired seconds after start)
     out["attempts"] = attempts
     print("RESULT " + json.dumps(out))

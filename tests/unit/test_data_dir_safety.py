@@ -209,7 +209,7 @@ def test_only_the_products_own_files_are_made_private(tmp_path: Path) -> None:
         p.chmod(0o755 if p.is_dir() or p.suffix == ".sh" else 0o644)
     theirs = {k: v for k, v in snapshot(data).items() if k.split("/")[0] in ("tools", "run.sh")}
     with MemoryService(data, embedder=FakeEmbedder()) as service:
-        assert service.stats()["memories"] == 1
+        assert service.stats().memories == 1
     after = snapshot(data)
     assert {k: v for k, v in after.items() if k in theirs} == theirs  # a script keeps its execute bit
     ours = {k: stat.S_IMODE(mode) for k, (mode, _) in after.items() if k not in theirs}

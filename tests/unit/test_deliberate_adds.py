@@ -28,7 +28,7 @@ def test_an_add_that_extends_the_previous_add_is_a_memory_of_its_own(fake_servic
     assert second.status in ("added", "related") and second.memory.id != first.memory.id
     assert fake_service.get(first.memory.id).content == FIRST
     assert fake_service.get(second.memory.id).content == LONGER
-    assert fake_service.versions(first.memory.id) == [] and fake_service.stats()["memories"] == 2
+    assert fake_service.versions(first.memory.id) == [] and fake_service.stats().memories == 2
     again = fake_service.add(LONGER, source="clipboard", source_app="Editor")
     assert again.status == "duplicate" and again.memory.id == second.memory.id
 

@@ -90,7 +90,7 @@ def use_model(svc: MemoryService, **kw: Any) -> list[FakeModel]:
 def test_new_memories_are_queued_and_enriched_in_arrival_order(service):
     use_model(service)
     ids = [service.add(f"note number {i} about Berlin").memory.id for i in range(3)]
-    assert service.enrichment_status()["queued"] == 3
+    assert service.enrichment_status().queued == 3
     report = service.enrich(2)
     assert report.processed == 2 and report.with_model == 2 and report.remaining == 1
     states = [service.get(i).enrichment_state for i in ids]
@@ -143,8 +143,8 @@ def test_a_failing_model_is_retried_a_bounded_number_of_times_then_marked(servic
     assert got.enrichment_state == "failed"
     assert {"text": "2026-03-03", "type": "datetime"} in got.entities  # the deterministic part is kept
     status = service.enrichment_status()
-    assert status["failed"] == 1 and status["queued"] == 0
-    assert service.retry_failed_enrichment() == 1 and service.enrichment_status()["queued"] == 1
+    assert status.failed == 1 and status.queued == 0
+    assert service.retry_failed_enrichment() == 1 and service.enrichment_status().queued == 1
 
 
 def test_an_unusable_model_falls_back_to_patterns(service, tmp_path):
@@ -159,19 +159,19 @@ def test_an_unusable_model_falls_back_to_patterns(service, tmp_path):
     assert got.enrichment_state == "basic"
     assert {"text": "ana@example.com", "type": "email"} in got.entities
     status = service.enrichment_status()
-    assert status["model"]["usable"] is False and "not a GGUF" in status["model"]["error"]
+    assert status.model.usable is False and "not a GGUF" in status.model.error
 
 
 def test_edits_requeue_and_a_stale_result_is_not_written(service):
     use_model(service)
     m = service.add("Meet Priya in Berlin").memory
     service.edit(m.id, content="Meet Jordan in Lisbon")
-    assert service.enrichment_status()["queued"] == 1  # one job, the newest text
+    assert service.enrichment_status().queued == 1  # one job, the newest text
     service.enrich(5)
     texts = {e["text"] for e in service.get(m.id).entities}
     assert "Lisbon" in texts and "Berlin" not in texts
     service.purge([m.id])
-    assert service.enrichment_status()["queued"] == 0
+    assert service.enrichment_status().queued == 0
 
 
 def test_the_model_runs_on_one_thread_only(service):
@@ -201,18 +201,18 @@ def test_background_thread_enriches_new_memories_and_unloads_when_idle(service):
     ids = [service.add(f"background note {i} with Priya").memory.id for i in range(3)]
     service.enricher.wake()
     deadline = 200
-    while service.enrichment_status()["queued"] and deadline:
+    while service.enrichment_status().queued and deadline:
         deadline -= 1
         threading.Event().wait(0.05)
     assert all(service.get(i).enrichment_state == "done" for i in ids)
-    assert service.enrichment_status()["running"] is True
+    assert service.enrichment_status().running is True
     for _ in range(100):
         if not made[0].loaded:
             break
         threading.Event().wait(0.05)
     assert made[0].loaded is False  # unloaded after the idle time
     service.stop_enrichment()
-    assert service.enrichment_status()["running"] is False
+    assert service.enrichment_status().running is False
 
 
 def test_changing_the_model_requeues_everything(service, tmp_path):
@@ -220,11 +220,11 @@ def test_changing_the_model_requeues_everything(service, tmp_path):
     service.add("one note about Python")
     service.add("another about Rust")
     service.enrich(10)
-    assert service.enrichment_status()["queued"] == 0
+    assert service.enrichment_status().queued == 0
     other = fake_gguf(tmp_path / "other.gguf", size=8192)
     result = service.set_enrichment_model(str(other))
-    assert result["requeued"] == 2 and service.enrichment_status()["queued"] == 2
-    assert service.set_enrichment_model(str(other))["requeued"] == 0  # same model: nothing to redo
+    assert result.requeued == 2 and service.enrichment_status().queued == 2
+    assert service.set_enrichment_model(str(other)).requeued == 0  # same model: nothing to redo
 
 
 @pytest.mark.parametrize(
@@ -269,11 +269,11 @@ def test_capture_and_background_enrichment_write_at_the_same_time(service):
             service.enricher.wake()
             service.search(f"note {i}", limit=3)
     deadline = 400
-    while service.enrichment_status()["queued"] and deadline:
+    while service.enrichment_status().queued and deadline:
         deadline -= 1
         threading.Event().wait(0.05)
     service.stop_enrichment()
-    assert service.enrichment_status()["queued"] == 0 and service.enrichment_status()["failed"] == 0
+    assert service.enrichment_status().queued == 0 and service.enrichment_status().failed == 0
     assert service.enricher.crashed == ""
     states = {service.get(i).enrichment_state for i in set(added)}
     assert states == {"done"}

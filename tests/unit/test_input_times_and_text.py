@@ -313,5 +313,5 @@ def test_a_folder_holding_times_out_of_range_from_before_the_check_stays_readabl
     for r in exported:
         assert records.parse_line(json.dumps(r)).created_at is not None  # the export imports again
     stats = fake_service.stats()
-    assert stats["oldest"] and stats["newest"]
+    assert stats.oldest and stats.newest
     assert all(fake_service.get(i).created_at >= EARLIEST for i in ids)

@@ -80,8 +80,8 @@ def test_remote_methods_return_the_same_plain_data_as_the_service(fake_service, 
     assert "".join(remote.export_markdown()).startswith("# desktop-memory export")
     assert remote.retention(older_than_days=0, dry_run=True)  # all but the pinned one would go
     assert remote.purge([other.id]) == 1
-    assert remote.stats()["memories"] == 2 and remote.stats()["pinned"] == 1
-    assert remote.doctor()["ok"] is True
+    assert remote.stats().memories == 2 and remote.stats().pinned == 1
+    assert remote.doctor().ok is True
 
 
 def test_import_in_chunks_keeps_line_numbers_and_reports_progress(remote: RemoteService, monkeypatch):
@@ -215,7 +215,7 @@ def test_a_stale_socket_and_token_count_as_no_host(fake_service, data_dir: Path)
     with IpcServer(fake_service, data_dir) as server:  # a new host replaces both
         assert server.address == str(where)
         remote = connect(data_dir)
-        assert remote is not None and remote.stats()["memories"] == 0
+        assert remote is not None and remote.stats().memories == 0
         remote.close()
 
 
@@ -302,7 +302,7 @@ def test_a_command_has_the_folder_to_itself_exactly_when_it_calls_an_operation_d
 
 def test_enrichment_status_and_model_go_through_the_app(fake_service, remote: RemoteService, tmp_path: Path,
                                                         monkeypatch):
-    assert remote.enrichment_status().keys() == fake_service.enrichment_status().keys()
+    assert remote.enrichment_status() == fake_service.enrichment_status()
     monkeypatch.chdir(tmp_path)  # a relative model path is the CLI's, not the app's
     with pytest.raises(ModelUnavailable, match=re.escape(str(tmp_path / "missing.gguf"))):
         remote.set_enrichment_model("missing.gguf")
@@ -322,8 +322,8 @@ def test_the_gui_jobs_calls_settings_erase_and_enrichment_go_over_the_socket(fak
     assert reset["context_budget"] == fake_service.settings.context_budget == 1500
     remote.add("one memory")
     remote.add("and another one")
-    assert remote.erase_everything() == 2 and remote.stats()["memories"] == 0
-    assert remote.stop_enrichment() is None and remote.enrichment_status()["queued"] == 0
+    assert remote.erase_everything() == 2 and remote.stats().memories == 0
+    assert remote.stop_enrichment() is None and remote.enrichment_status().queued == 0
 
 
 def test_the_host_command_line_from_source_and_frozen(monkeypatch, tmp_path: Path):
@@ -486,7 +486,7 @@ def works_over_the_socket(name: str, spy: _Spy, remote: RemoteService, examples:
         args, received = (), {"lines": args[0]}
     assert args == () and {k: _comparable(v) for k, v in received.items()} == {
         k: _comparable(v) for k, v in kwargs.items()}
-    assert _comparable(got) == _comparable(returned)
+    assert _comparable(got) == _comparable(returned) and type(got) is type(returned)
 
 
 @pytest.fixture
@@ -589,3 +589,50 @@ def test_the_codec_builds_one_decoder_and_encoder_per_hint():
     decoders, encoders = codec._decoder.cache_info().currsize, codec._encoder.cache_info().currsize
     codec.from_json(codec.to_json(page * 5, list[Hit]), list[Hit])
     assert (codec._decoder.cache_info().currsize, codec._encoder.cache_info().currsize) == (decoders, encoders)
+
+
+def test_the_typed_reports_cross_the_socket_whole_and_print_the_json_they_always_did():
+    """Every optional part of the folder, backup, embedding-model and enrichment reports survives the codec
+    (a result is decoded leniently, as the client does), and `to_dict` leaves out only what is None."""
+    from desktop_memory.ipc import codec
+    from desktop_memory.service import reports as r
+    from desktop_memory.service.protocol import operations
+
+    repaired = r.IndexStatus("rebuilding", "being rebuilt", cause="was damaged", reason="bad page", vectors=9,
+                             embedded=2, at=1.5, moved_to="vectors.damaged-1", done=4)
+    model = r.EnrichmentModel("(default)", name="m.gguf", path="/m.gguf", bytes=10, usable=False, error="crashed",
+                              crashes=r.ModelCrashes(3, "SIGSEGV"), loaded=False)
+    values = {
+        "index_status": repaired,
+        "doctor": r.DoctorReport("/d", 9, "on", True, True, True, "ok", r.VectorRepairs(1, 2, 3, 4),
+                                 r.IndexStatus("ok", "", last_repair={"cause": "was missing", "vectors": 3}),
+                                 True, True, "ok"),
+        "create_backup": r.BackupInfo(format=1, app_version="0.9", schema_version=9, created_at="2026-01-01T00:00:00",
+                                      memories=3, embedding_model="minilm", memory_digest="abc", file="/b",
+                                      encrypted=True, bytes=4096),
+        "restore_backup": r.RestoreReport(format=1, memories=3, memory_digest="abc", file="/b", encrypted=False,
+                                          restored=3, vectors_reused=2, vectors_embedded=1, previous_database=None),
+        "enrichment_status": r.EnrichmentStatus(1, 0, 2, 3, None, True, "", 2, 2048, 120, model),
+        "embedding_model_status": r.EmbeddingModelStatus("a", "b", "re-embedding", 1, 2, "Re-embedding",
+                                                         [r.EmbeddingModelInfo("a", "pa", "A", True, True)]),
+        "verify_enrichment_model": r.ModelCheck("m", "/m", 10, 0.5, 1.25, r.EnrichmentSample(
+            "Title", "", 0.5, [{"text": "Priya", "type": "person"}], "m")),
+        "enrichment_changes": r.QueueState(3, 1, 0, "stopped"),
+    }
+    for name, value in values.items():
+        hint = operations()[name].returns
+        data = json.loads(json.dumps(codec.to_json(value, hint)))
+        assert codec.from_json(data, hint, strict=False) == value, name
+    assert list(repaired.to_dict()) == ["cause", "reason", "vectors", "embedded", "state", "at", "moved_to", "done",
+                                        "message"]
+    assert r.IndexStatus("ok", "").to_dict() == {"state": "ok", "message": ""}
+    assert list(values["doctor"].to_dict())[-2:] == ["ok", "local_model"]
+    assert values["doctor"].to_dict()["vector_index"] == {"state": "ok", "message": "",
+                                                          "last_repair": {"cause": "was missing", "vectors": 3}}
+    assert r.EnrichmentModel("(default)", usable=False, error="missing").to_dict() == {
+        "configured": "(default)", "usable": False, "error": "missing"}
+    older = r.BackupInfo(format=1, memories=3, memory_digest="abc", file="/b", encrypted=False)  # no created_at...
+    assert list(older.to_dict()) == ["format", "memories", "memory_digest", "file", "encrypted"]
+    assert list(values["restore_backup"].to_dict()) == ["format", "memories", "memory_digest", "file", "encrypted",
+                                                        "restored", "vectors_reused", "vectors_embedded",
+                                                        "previous_database"]

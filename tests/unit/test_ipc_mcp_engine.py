@@ -51,7 +51,7 @@ def test_domain_errors_reach_the_caller_and_the_worker_carries_on(data_dir: Path
     try:
         with pytest.raises(NotFound):
             access.call(lambda e: e.get("nope"))
-        assert access.call(lambda e: e.stats()["memories"]) == 0
+        assert access.call(lambda e: e.stats().memories) == 0
     finally:
         access.close()
 
@@ -74,11 +74,11 @@ def test_when_the_host_goes_away_it_does_not_touch_a_folder_still_held(fake_serv
     # an engine of this process (an embedder given): the folder is opened here only when no one holds it
     access = EngineAccess(data_dir, idle_close_s=30, lock_wait_s=0.1, embedder=FakeEmbedder())
     try:
-        assert access.call(lambda e: e.stats()["memories"]) == 0 and access.mode == "host"
+        assert access.call(lambda e: e.stats().memories) == 0 and access.mode == "host"
         server.close()  # the socket is gone but the folder is still held by the service
         with pytest.raises(DataDirLocked):
             access.call(lambda e: e.add("must not be written"))
-        assert fake_service.stats()["memories"] == 0
+        assert fake_service.stats().memories == 0
     finally:
         access.close()
         server.close()
@@ -146,4 +146,4 @@ def test_an_import_stream_lets_other_calls_run_between_chunks_and_keeps_every_li
     finally:
         lane.close(10)
     assert report.added + report.related == 22 and report.errors == [(23, report.errors[0][1])]
-    assert fake_service.stats()["memories"] == 22 and stream.done
+    assert fake_service.stats().memories == 22 and stream.done

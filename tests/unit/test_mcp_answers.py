@@ -76,7 +76,7 @@ def test_bad_arguments_are_one_plain_line_naming_the_argument(server, tool, args
     message = _refused(srv, tool, args)
     one_plain_line(message)
     assert says in message
-    assert access.call(lambda e: e.stats())["memories"] == 0
+    assert access.call(lambda e: e.stats()).memories == 0
 
 
 def test_several_bad_arguments_are_still_one_line(server):
@@ -90,7 +90,7 @@ def test_an_unknown_argument_is_refused_before_the_tool_runs_and_the_known_ones_
     message = _refused(srv, "add_memory", {"content": "the harbour plan", "text": "x", "tag": "work"})
     one_plain_line(message)
     assert message.endswith("text, tag: unknown arguments; add_memory takes content, tags, title")
-    assert access.call(lambda e: e.stats())["memories"] == 0
+    assert access.call(lambda e: e.stats()).memories == 0
 
 
 @pytest.mark.parametrize("query", ["", "   ", "\n\t"])

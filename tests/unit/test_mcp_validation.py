@@ -57,7 +57,7 @@ def test_add_memory_refuses_tags_that_are_not_strings(server, tags):
     srv, access = server
     with pytest.raises(ToolError, match="tags"):
         _call(srv, "add_memory", {"content": "a note with odd tags", "tags": tags})
-    assert access.call(lambda e: e.stats())["memories"] == 0
+    assert access.call(lambda e: e.stats()).memories == 0
 
 
 def test_add_memory_takes_tags_as_one_string_too(server):

@@ -63,9 +63,9 @@ def test_three_deaths_in_a_row_stop_the_model_and_nothing_is_lost(service, monke
     assert report.processed == 6 and report.retried == 3 and report.deterministic == 3
     assert report.model_error == CPU_LINE
     status = service.enrichment_status()
-    assert status["model"]["usable"] is False and status["model"]["error"] == CPU_LINE
-    assert status["model"]["crashes"]["in_a_row"] == 3
-    assert service.doctor()["local_model"] == CPU_LINE
+    assert status.model.usable is False and status.model.error == CPU_LINE
+    assert status.model.crashes.in_a_row == 3
+    assert service.doctor().local_model == CPU_LINE
     for memory_id in ids:  # every memory is there and found
         assert any(h.memory.id == memory_id for h in service.search(service.get(memory_id).content, limit=10))
     assert service.enrichment.events.wait(-1, 0)["model_problem"] == CPU_LINE  # what the tray is told
@@ -82,7 +82,7 @@ def test_the_stop_outlives_a_restart_until_the_person_says_retry(monkeypatch, tm
         first.enrich(100)
     with MemoryService(data_dir, embedder=FakeEmbedder()) as again:  # the app started again
         again.settings.llm_model_path = str(tmp_path / "fake.gguf")
-        assert "crashed (SIGSEGV); memories are enriched without it" in again.enrichment_status()["model"]["error"]
+        assert "crashed (SIGSEGV); memories are enriched without it" in again.enrichment_status().model.error
         use_worker(again, tmp_path / "pids")
         before = worker_starts(tmp_path)
         again.add("one more note about the budget review with Marcus")
@@ -92,7 +92,7 @@ def test_the_stop_outlives_a_restart_until_the_person_says_retry(monkeypatch, tm
         report = again.enrich(100)
         assert report.with_model >= 1 and worker_starts(tmp_path) == before + 1
         status = again.enrichment_status()
-        assert status["model"]["usable"] is True and "crashes" not in status["model"]
+        assert status.model.usable is True and status.model.crashes is None
 
 
 def test_another_model_file_or_version_is_started_again(service, monkeypatch, tmp_path):

@@ -71,21 +71,21 @@ def wait_for(svc: MemoryService, since: int, want: int) -> dict[str, Any]:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         state = svc.enrichment_changes(since=since, wait_s=5)
-        if state["queued"] == want:
+        if state.queued == want:
             return state
-        since = state["version"]
+        since = state.version
     raise AssertionError(f"queued never reached {want}: {svc.enrichment_status()}")
 
 
 def test_an_add_wakes_the_enricher_and_the_counts_reach_a_waiter(service):
     service.start_enrichment()
     start = service.enrichment_changes(since=-1, wait_s=0)
-    assert start["queued"] == 0
+    assert start.queued == 0
     service.add("Quarterly planning: Joana presents the roadmap on Friday")
-    busy = wait_for(service, start["version"], 1)  # told by the woken enricher, not after a 60 s poll
+    busy = wait_for(service, start.version, 1)  # told by the woken enricher, not after a 60 s poll
     SlowModel.gate.set()
-    done = wait_for(service, busy["version"], 0)
-    assert done["version"] > busy["version"]
+    done = wait_for(service, busy.version, 0)
+    assert done.version > busy.version
 
 
 def test_an_import_and_a_requeue_wake_it_too(service):
@@ -93,12 +93,12 @@ def test_an_import_and_a_requeue_wake_it_too(service):
     start = service.enrichment_changes(since=-1, wait_s=0)
     lines = [f'{{"content": "Import line {i} about the Lisbon offsite budget"}}' for i in range(3)]
     service.import_records(lines)
-    state = wait_for(service, start["version"], 3)
+    state = wait_for(service, start.version, 3)
     SlowModel.gate.set()
-    state = wait_for(service, state["version"], 0)
+    state = wait_for(service, state.version, 0)
     SlowModel.gate.clear()
     service.requeue_enrichment()
-    wait_for(service, state["version"], 3)
+    wait_for(service, state.version, 3)
     SlowModel.gate.set()
 
 
@@ -143,13 +143,13 @@ def test_the_long_poll_waits_off_the_engine_lane(fake_service, data_dir: Path):
         with waiter, other:
             start = waiter.enrichment_changes(since=-1, wait_s=0)
             got: list[dict[str, Any]] = []
-            thread = threading.Thread(target=lambda: got.append(waiter.enrichment_changes(since=start["version"],
+            thread = threading.Thread(target=lambda: got.append(waiter.enrichment_changes(since=start.version,
                                                                                         wait_s=20)))
             thread.start()
             time.sleep(0.2)
             began = time.monotonic()
-            assert other.stats()["memories"] == 0 and time.monotonic() - began < 5  # not behind the wait
+            assert other.stats().memories == 0 and time.monotonic() - began < 5  # not behind the wait
             assert not got
             fake_service.enrichment.events.publish({"queued": 2, "failed": 0})
             thread.join(5)
-            assert got and got[0]["queued"] == 2 and got[0]["version"] == start["version"] + 1
+            assert got and got[0].queued == 2 and got[0].version == start.version + 1

@@ -57,7 +57,7 @@ def fill(svc: MemoryService, n: int) -> None:
 
 def wait_for(svc: MemoryService, state: str = "idle", timeout: float = 30.0) -> dict:
     end = time.monotonic() + timeout
-    while (status := svc.embedding_model_status())["state"] != state:
+    while (status := svc.embedding_model_status()).state != state:
         assert time.monotonic() < end, status
         time.sleep(0.05)
     return status
@@ -75,7 +75,7 @@ def test_search_answers_by_meaning_from_the_old_index_while_the_new_model_embeds
     with service(data_dir, old, new) as svc:
         fill(svc, 30)
         status = svc.set_embedding_model(NEW)
-        assert status["model"] == OLD and status["chosen"] == NEW and status["state"] == "re-embedding"
+        assert status.model == OLD and status.chosen == NEW and status.state == "re-embedding"
         assert Settings.load(data_dir).embedding_model == NEW  # the choice is kept
         hits = svc.search("dentist appointment tooth")
         # the shown cosine mixes in the previous turn's (another topic, ranking's context_weight); vectors
@@ -83,19 +83,19 @@ def test_search_answers_by_meaning_from_the_old_index_while_the_new_model_embeds
         assert "dentist" in hits[0].memory.content and hits[0].explain["semantic_cosine"] > 0.3
         added = svc.add("dentist appointment moved to friday").memory  # during the job: found at once
         assert added.id in {h.memory.id for h in svc.search("dentist friday")}
-        assert svc.embedder is old and svc.embedding_model_status()["done"] < 31
+        assert svc.embedder is old and svc.embedding_model_status().done < 31
         gate.set()
         done = wait_for(svc)
-        assert done["model"] == NEW and done["done"] == done["total"] == 31
+        assert done.model == NEW and done.done == done.total == 31
         assert svc.embedder is new and svc.store.get_meta("embedding_model") == new.vectors_id
         hits = svc.search("dentist appointment tooth")
         assert "dentist" in hits[0].memory.content and hits[0].explain["semantic_cosine"] > 0.3
         assert new.embedded == 31  # every memory once, the one added during the job included
         svc.vectors.wait_for_fill()
         assert svc.vectors.count() == 31
-        assert svc.index_status()["message"].startswith("The vector index was switched to the new embedding model")
+        assert svc.index_status().message.startswith("The vector index was switched to the new embedding model")
     with MemoryService(data_dir, embedder_for=lambda name: {OLD: old, NEW: new}[name]) as again:
-        assert again.embedder is new and again.embedding_model_status()["state"] == "idle"  # remembered
+        assert again.embedder is new and again.embedding_model_status().state == "idle"  # remembered
         assert "dentist" in again.search("tooth dentist")[0].memory.content
 
 
@@ -115,9 +115,9 @@ def test_a_switch_killed_midway_resumes_where_it_stopped(data_dir: Path) -> None
     assert 0 < first < 40
     new2 = FakeModel(NEW, 2)
     with service(data_dir, old, new2) as svc:
-        assert svc.embedding_model_status()["chosen"] == NEW
+        assert svc.embedding_model_status().chosen == NEW
         status = wait_for(svc)
-        assert status["model"] == NEW and new2.embedded == 40 - first  # only what was left
+        assert status.model == NEW and new2.embedded == 40 - first  # only what was left
         assert "garden" in svc.search("garden tomatoes")[0].memory.content
 
 
@@ -129,7 +129,7 @@ def test_switching_back_during_the_job_cancels_it(data_dir: Path) -> None:
         svc.set_embedding_model(NEW)
         gate.set()
         status = svc.set_embedding_model(OLD)
-        assert status["state"] == "idle" and status["model"] == OLD and svc.embedder is old
+        assert status.state == "idle" and status.model == OLD and svc.embedder is old
         assert not svc.store.get_meta(reembed.TARGET_KEY)
         assert "invoice" in svc.search("invoice overdue")[0].memory.content
 
@@ -139,7 +139,7 @@ def test_an_unknown_model_is_a_one_line_error(data_dir: Path, name: str) -> None
     with service(data_dir, FakeModel(OLD, 1), FakeModel(NEW, 2)) as svc:
         with pytest.raises(ModelUnavailable) as err:
             svc.set_embedding_model(name)
-        assert "\n" not in str(err.value) and svc.embedding_model_status()["state"] == "idle"
+        assert "\n" not in str(err.value) and svc.embedding_model_status().state == "idle"
 
 
 def test_an_unknown_model_in_settings_json_fails_closed(data_dir: Path) -> None:
@@ -172,6 +172,6 @@ def test_an_import_after_the_job_finished_switches_first_then_uses_the_new_model
         svc.import_records([f'{{"content": "imported line {i} about {TOPICS[i % 6]}"}}' for i in range(30)])
         assert svc.embedder is new and old.embedded == 10 and new.embedded == 40
         status = svc.embedding_model_status()
-        assert status["state"] == "idle" and status["model"] == NEW
+        assert status.state == "idle" and status.model == NEW
         hit = svc.search("imported line 7 garden tomatoes watering")[0]
         assert "garden" in hit.memory.content and hit.explain["semantic_cosine"] > 0.5  # the new model's vectors

@@ -38,7 +38,7 @@ def test_exact_duplicate_bumps_instead_of_adding(fake_service):
     assert again.status == "duplicate" and again.memory.id == first.memory.id
     m = fake_service.get(first.memory.id)
     assert m.access_count == 1 and m.updated_at >= first.memory.updated_at
-    assert fake_service.stats()["memories"] == 1
+    assert fake_service.stats().memories == 1
 
 
 def test_near_duplicate_is_kept_and_related_to_the_existing_memory(fake_service):
@@ -49,7 +49,7 @@ def test_near_duplicate_is_kept_and_related_to_the_existing_memory(fake_service)
     a, b = fake_service.get(first.memory.id), fake_service.get(second.memory.id)
     assert a.content == text and "word99" in b.content
     assert a.family_id == b.family_id == a.id
-    assert fake_service.stats()["memories"] == 2
+    assert fake_service.stats().memories == 2
     fake_service.sync_vectors()
     assert fake_service.vectors.count() == 2
 
@@ -353,14 +353,14 @@ def test_work_without_embedding_never_loads_the_model(tmp_path):
         svc.set_pinned(keep, True)
         svc.retention(older_than_days=0, below_importance=0.0)
         svc.purge([gone])
-        assert svc.stats()["memories"] == 1
+        assert svc.stats().memories == 1
         assert svc.vectors.count() == 1  # the index opened and reconciled without the model
         assert svc.store.get_meta("embedding_model") == "another-model"
 
 
 def test_doctor_reports_ok(fake_service):
     fake_service.add("hello")
-    assert fake_service.doctor()["ok"] is True
+    assert fake_service.doctor().ok is True
 
 
 def test_filtered_meaning_search_exact_and_deep_paths(fake_service, monkeypatch):

@@ -23,6 +23,7 @@ from desktop_memory.service.importing import Importer
 from desktop_memory.service.ingest import Ingest
 from desktop_memory.service.lifecycle import Lifecycle
 from desktop_memory.service.ownership import Ownership
+from desktop_memory.service.reports import IndexStatus
 from desktop_memory.service.retrieval import Retrieval
 from desktop_memory.service.vector_sync import VectorSync
 from tests.fakes import FakeEmbedder
@@ -63,7 +64,7 @@ def test_vector_sync_drains_the_queue_and_scores_from_the_copies(parts):
     parts.vectors.sync()  # opens the index (which drains the queue as it is reconciled at open)
     assert parts.store.vectors.queue_length() == 0 and parts.vectors.index.count() == 1
     assert parts.vectors.similarities(qvec, ["no-such-id"]) == {}
-    assert parts.vectors.status() == {"state": "ok", "message": ""}
+    assert parts.vectors.status() == IndexStatus("ok", "")
     assert parts.vectors.reconcile(full=True) == {"queued": 0, "missing": 0, "orphans": 0, "copied": 0}
     b = parts.ingest.add("delta epsilon zeta").memory
     assert parts.vectors.sync() == 1 and parts.vectors.index.count() == 2  # the index open: a plain drain
@@ -151,19 +152,19 @@ def test_lifecycle_edits_forgets_purges_and_counts(parts):
     assert parts.lifecycle.set_pinned(m.id, True).pinned
     assert parts.lifecycle.set_forgotten(m.id, True).forgotten
     stats = parts.lifecycle.stats()
-    assert (stats["memories"], stats["forgotten"], stats["pinned"]) == (0, 1, 0)
+    assert (stats.memories, stats.forgotten, stats.pinned) == (0, 1, 0)
     assert parts.lifecycle.retention(older_than_days=0, dry_run=True) == []  # pinned are kept
     parts.lifecycle.set_pinned(m.id, False)
     assert parts.lifecycle.retention(older_than_days=0, include_forgotten_only=True) == [m.id]
     with pytest.raises(NotFound):
         parts.lifecycle.get(m.id)
-    assert parts.lifecycle.stats()["memories"] == 0 and parts.vectors.index.count() == 0
+    assert parts.lifecycle.stats().memories == 0 and parts.vectors.index.count() == 0
 
 
 def test_lifecycle_doctor_checks_every_store(parts):
     parts.ingest.add("something to check")
     checks = parts.lifecycle.doctor()
-    assert checks["ok"] is True and checks["sqlite_integrity"] is True and checks["vectors_match"] is True
+    assert checks.ok is True and checks.sqlite_integrity is True and checks.vectors_match is True
 
 
 def test_enrichment_control_queues_without_a_model(parts, tmp_path):
