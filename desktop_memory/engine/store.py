@@ -34,7 +34,7 @@ from .store_enrichment import EnrichmentQueue
 from .store_reembed import ReembedScratch
 from .store_search import RankFields, SearchReads, filter_sql, register_functions
 from .store_sql import in_list, scalar
-from .store_stats import StoreStats
+from .store_stats import StatsReads
 from .store_vectors import VectorRows
 
 __all__ = ["RankFields", "Store", "migrations"]
@@ -101,7 +101,7 @@ class Store:
     search: SearchReads
     vectors: VectorRows
     enrichment: EnrichmentQueue
-    stats: StoreStats
+    stats: StatsReads
     reembed: ReembedScratch
 
     def __init__(self, path: Path, key: str | None = None) -> None:
@@ -119,7 +119,7 @@ class Store:
             self.search = SearchReads(self.db)
             self.vectors = VectorRows(self.db)
             self.enrichment = EnrichmentQueue(self.db, self.transaction)
-            self.stats = StoreStats(self.db)
+            self.stats = StatsReads(self.db)
             self.reembed = ReembedScratch(self.db)
         except apsw.NotADBError as exc:
             raise StorageError(f"{path} is not a desktop-memory database (damaged or not SQLite): "

@@ -1,6 +1,6 @@
 """Figures and checks for the whole database (stats, doctor, backup verification).
 
-`StoreStats` is the store's `stats` part (engine/store.py): it reads through the store's one connection.
+`StatsReads` is the store's `stats` part (engine/store.py): it reads through the store's one connection.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import apsw
 from .store_sql import scalar
 
 
-class StoreStats:
+class StatsReads:
     """The store's `stats` part: whole-database counts and integrity checks."""
 
     def __init__(self, db: apsw.Connection) -> None:
