@@ -117,8 +117,8 @@ def test_cli_enrich_status_model_and_json_fields(tmp_path: Path):
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["processed"] == 2
     status = json.loads(cli(data, "status", "--json").stdout)
-    assert status.queued == 0 and status.enriched + status.enriched_without_model == 2
-    assert status.model.usable is True
+    assert status["queued"] == 0 and status["enriched"] + status["enriched_without_model"] == 2
+    assert status["model"]["usable"] is True
     hits = json.loads(cli(data, "search", "lunch entity:person:priya", "--json").stdout)
     assert len(hits) == 1
     for key in ("summary", "title", "importance", "entities"):

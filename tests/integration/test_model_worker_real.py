@@ -122,7 +122,7 @@ def test_the_host_keeps_its_pid_when_its_worker_dies_in_background_enrichment(tm
             remote.add(text, source="clipboard")
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
-            problem = remote.enrichment_changes(since=-1, wait_s=0)["model_problem"]
+            problem = remote.enrichment_changes(since=-1, wait_s=0).model_problem
             if problem:
                 break
             time.sleep(0.2)
