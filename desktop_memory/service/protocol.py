@@ -82,10 +82,14 @@ class Operation(Generic[P, R]):
         self.retry_safe = retry_safe  # asking twice does what asking once does: sent again if the engine went away
         self.off_lane = off_lane  # it waits for something and touches no engine state: answered off the engine lane
         self.alone = alone  # it runs long or replaces the database: a CLI command using it takes the folder alone
-        sig = inspect.signature(function)
-        self.signature = sig.replace(parameters=list(sig.parameters.values())[1:])  # as written (strings)
 
     is_property = False
+
+    @cached_property
+    def signature(self) -> inspect.Signature:
+        """The parameters but `self`, annotations as written (strings); worked out on first use."""
+        sig = inspect.signature(self.function)
+        return sig.replace(parameters=list(sig.parameters.values())[1:])
 
     @property
     def component(self) -> tuple[str, str] | None:
