@@ -140,7 +140,9 @@ class MemoryService(MemoryOperations):
 
     # -- every other operation: performed by the component its declaration names -------------
     def _perform(self, op: Operation[..., Any], /, *args: Any, **kwargs: Any) -> Any:
-        part, method = op.component or ("", op.name)
+        if op.component is None:  # declared `via=None`: the service's own, defined above, never performed
+            raise TypeError(f"{op.name} is MemoryService's own attribute, not a component's")
+        part, method = op.component
         do = getattr(getattr(self, part), method)
         if op.foreground:  # a person waits for it: background enrichment and re-embedding pause
             with self.foreground.busy():
