@@ -101,6 +101,17 @@ class Memory:
         return data
 
 
+@dataclass(frozen=True)
+class Passage:
+    """The part of a long memory that answers a query: character offsets into its content."""
+
+    start: int
+    end: int
+
+    def of(self, memory: Memory) -> str:
+        return memory.content[self.start : self.end]
+
+
 @dataclass
 class Hit:
     """A memory found by a search, with its final score and per-channel explanation."""
@@ -109,11 +120,15 @@ class Hit:
     score: float
     explain: dict[str, Any] = field(default_factory=dict)
     similar: list[Memory] = field(default_factory=list)  # look-alikes collapsed into this hit, best first
+    passage: Passage | None = None  # in a long memory, the part that best matches the query (None: short)
 
     def to_dict(self, *, explain: bool = False) -> dict[str, Any]:
         data = self.memory.to_dict()
         data["score"] = round(self.score, 6)
         data["similar"] = [m.id for m in self.similar]
+        if self.passage is not None:
+            data["passage"] = {"start": self.passage.start, "end": self.passage.end,
+                               "text": self.passage.of(self.memory)}
         if explain:
             data["explain"] = self.explain
         return data
