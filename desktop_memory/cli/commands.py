@@ -230,6 +230,8 @@ def _print_hits(hits: list[Hit], explain: bool) -> None:
     for h in hits:
         more = f"  +{len(h.similar)} similar" if h.similar else ""
         out(f"{h.score:6.3f}  {describe(h.memory)}{more}")
+        if h.passage is not None:  # a long memory: the part that matched
+            out("        … " + first_line(" ".join(h.passage.of(h.memory).split()), 100))
         if explain:
             out("        " + "  ".join(f"{k}={v}" for k, v in h.explain.items()))
 

@@ -166,7 +166,8 @@ def build_server(access: EngineAccess) -> MCPServer:
     @server.tool(title="Search memories", annotations=READ, description=(
         "Search the person's memories by words and by meaning; best matches first. The query may also hold "
         "filters: source:clipboard app:firefox #tag after:2026-01-01 before:2026-02-01 is:pinned. A filter "
-        "alone lists the newest memories that pass it."))
+        "alone lists the newest memories that pass it. For a long memory, content is the passage that matched "
+        "(passage: where it sits in the text); get_context builds context from the matching passages."))
     @tool_errors
     async def search_memories(
         query: Annotated[str, Field(description="what to look for, in plain words", max_length=10_000)],
@@ -187,12 +188,17 @@ def build_server(access: EngineAccess) -> MCPServer:
         out = []
         for h in hits:
             m = h.memory
+            # a long memory shows the passage that matched the query, not its opening
+            shown = h.passage.of(m) if h.passage is not None else m.content
             out.append({
-                "id": m.id, "title": m.title, "content": m.content[:HIT_CHARS],
-                "truncated": len(m.content) > HIT_CHARS, "summary": m.summary, "score": round(h.score, 4),
+                "id": m.id, "title": m.title, "content": shown[:HIT_CHARS],
+                "truncated": len(shown) > HIT_CHARS or h.passage is not None, "summary": m.summary,
+                "score": round(h.score, 4),
                 "created_at": to_iso(m.created_at), "source": m.source, "source_app": m.source_app,
                 "tags": m.tags, "pinned": m.pinned,
                 "similar": [s.id for s in h.similar],  # look-alikes grouped under this hit (get_context takes ids)
+                **({"passage": {"start": h.passage.start, "end": h.passage.end, "of": len(m.content)}}
+                   if h.passage is not None else {}),
             })
         return {"hits": out, "note": BROWSED} if browse else {"hits": out}
 

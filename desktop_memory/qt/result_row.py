@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from PySide6.QtCore import QPointF, QRect, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPalette
 
-from ..core.models import Memory
+from ..core.models import Memory, Passage
 from ..core.query import STOP_WORDS
 from . import display, kinds
 
@@ -89,9 +89,13 @@ def runs(text: str, pattern: re.Pattern[str] | None) -> list[Run]:
     return out
 
 
-def snippet_text(m: Memory, title: str, pattern: re.Pattern[str] | None, code: bool, width: int = 420) -> str:
+def snippet_text(m: Memory, title: str, pattern: re.Pattern[str] | None, code: bool, width: int = 420,
+                 passage: str | None = None) -> str:
     """The text under the title: for code its next lines as they are; else the flattened text from the first matched
-    word's sentence (or the start), enough to fill two lines."""
+    word's sentence (or the start), enough to fill two lines. `passage`: in a long memory, the part that matched the
+    query (core/models.Passage), shown instead of the text after the title ("…" before it)."""
+    if passage is not None:
+        return _passage_snippet(passage, pattern, code, width)
     if code:
         lines = [ln.rstrip() for ln in m.content.splitlines() if ln.strip()]
         rest = lines[1:] if not m.title else lines
@@ -108,6 +112,19 @@ def snippet_text(m: Memory, title: str, pattern: re.Pattern[str] | None, code: b
         start = flat.rfind(" ", 0, found.start() - 40) + 1
         return ELLIPSIS + " " + flat[start:start + width]
     return flat[:width]
+
+
+def _passage_snippet(passage: str, pattern: re.Pattern[str] | None, code: bool, width: int) -> str:
+    """The matched passage of a long memory: from its first matched word's line or sentence, "…" before it."""
+    if code:
+        lines = [ln.rstrip() for ln in passage.splitlines() if ln.strip()]
+        hit = next((i for i, ln in enumerate(lines) if pattern and pattern.search(ln)), 0)
+        return textwrap.dedent("\n".join(lines[hit : hit + 2]))
+    flat = " ".join(passage.split())
+    if pattern and (found := pattern.search(flat)) and found.start() > width // 4:
+        start = flat.rfind(" ", 0, found.start() - 40) + 1
+        flat = flat[start:]
+    return ELLIPSIS + " " + flat[:width]
 
 
 _SUBJECT = re.compile(r"^subject:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
@@ -260,10 +277,10 @@ class RowPainter:
             label = f"− {len(others)} similar" if opened else f"+{len(others)} similar"
         return label, " · ".join(parts)
 
-    def similar_rect(self, rect: QRect, m: Memory, similar: tuple[list[Memory], bool] | None, query: str
-                     ) -> QRectF:
+    def similar_rect(self, rect: QRect, m: Memory, similar: tuple[list[Memory], bool] | None, query: str,
+                     passage: Passage | None = None) -> QRectF:
         """Where "+N similar" is drawn in a row (empty when there is none)."""
-        lay = self.layout(rect.width(), rect.height(), m, query, 0, similar)
+        lay = self.layout(rect.width(), rect.height(), m, query, 0, similar, passage)
         return lay.chip.translated(QPointF(rect.topLeft())) if lay.label else QRectF()
 
     def _box(self, rect: QRect | QRectF, indent: int) -> QRectF:
@@ -283,28 +300,31 @@ class RowPainter:
         return known
 
     def layout(self, width: int, height: int, m: Memory, query: str, indent: int,
-               similar: tuple[list[Memory], bool] | None) -> RowLayout:
-        """Where everything of a row goes (relative to its top-left corner), kept per memory, query and size."""
+               similar: tuple[list[Memory], bool] | None, passage: Passage | None = None) -> RowLayout:
+        """Where everything of a row goes (relative to its top-left corner), kept per memory, query, size and
+        the passage that matched (a long memory's snippet shows it)."""
         label, meta = self.meta_parts(m, similar)
         key = (m.id, m.content_hash, len(m.content), m.updated_at, m.title, query, width, height, indent, label,
-               meta, m.forgotten)
+               meta, m.forgotten, passage)
         if (known := self._layouts.get(key)) is not None:
             self._layouts.move_to_end(key)
             return known
-        lay = self._make_layout(QRectF(0, 0, width, height), m, query, indent, label, meta)
+        shown = passage.of(m) if passage is not None else None
+        lay = self._make_layout(QRectF(0, 0, width, height), m, query, indent, label, meta, shown)
         self._layouts[key] = lay
         if len(self._layouts) > CACHED_ROWS:
             self._layouts.popitem(last=False)
         return lay
 
-    def _make_layout(self, rect: QRectF, m: Memory, query: str, indent: int, label: str, meta: str) -> RowLayout:
+    def _make_layout(self, rect: QRectF, m: Memory, query: str, indent: int, label: str, meta: str,
+                     passage: str | None) -> RowLayout:
         short, kind, title = self.text_of(m)
         box, box0 = self._box(rect, indent), self._box(rect, 0)
         left = box.left() + PAD_X - 4 + ICON + GAP
         right = box.right() - PAD_X
         pattern = highlight_pattern(query)
         code = kind == "code"
-        body = snippet_text(short, title, pattern, code)
+        body = snippet_text(short, title, pattern, code, passage=passage)
         small = QFontMetricsF(self.small)
         # right-hand side of the title line: "+N similar", then app and date
         title_right = box0.right() - PAD_X - small.horizontalAdvance(meta) - GAP
@@ -345,8 +365,8 @@ class RowPainter:
 
     def paint(self, p: QPainter, rect: QRect, palette: QPalette, m: Memory, query: str, *, selected: bool,
               current: bool, hovered: bool, indent: int, similar: tuple[list[Memory], bool] | None,
-              dpr: float) -> None:
-        lay = self.layout(rect.width(), rect.height(), m, query, indent, similar)
+              dpr: float, passage: Passage | None = None) -> None:
+        lay = self.layout(rect.width(), rect.height(), m, query, indent, similar, passage)
         p.save()
         p.translate(QPointF(rect.topLeft()))
         p.setRenderHint(QPainter.RenderHint.Antialiasing)

@@ -21,13 +21,14 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from ..core.models import Memory
+from ..core.models import Memory, Passage
 from . import display, kinds
 from .result_row import RowPainter
 
 MemoryRole = Qt.ItemDataRole.UserRole + 1
 SimilarRole = Qt.ItemDataRole.UserRole + 2  # (look-alikes behind this row, expanded?) or None
 MemberRole = Qt.ItemDataRole.UserRole + 3  # True for a look-alike shown under its result
+PassageRole = Qt.ItemDataRole.UserRole + 4  # in a long memory, the Passage that matched the query, or None
 AnyIndex = QModelIndex | QPersistentModelIndex
 
 
@@ -41,6 +42,7 @@ class ResultsModel(QAbstractListModel):
         self.similar: dict[str, list[Memory]] = {}  # result id -> its look-alikes
         self.expanded: set[str] = set()  # results whose look-alikes are shown as rows
         self.members: dict[str, str] = {}  # look-alike shown as a row -> its result's id
+        self.passages: dict[str, Passage] = {}  # result id -> the part of its long text that matched
 
     def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
         return 0 if parent.isValid() else len(self.memories)
@@ -56,6 +58,8 @@ class ResultsModel(QAbstractListModel):
             return (others, m.id in self.expanded) if others and m.id not in self.members else None
         if role == MemberRole:
             return m.id in self.members
+        if role == PassageRole:
+            return self.passages.get(m.id)
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
             more = f", {len(self.similar[m.id])} similar" if self.similar.get(m.id) and m.id not in self.members else ""
             state = ", forgotten (Delete restores it)" if m.forgotten else ", pinned" if m.pinned else ""
@@ -65,10 +69,12 @@ class ResultsModel(QAbstractListModel):
             return m.id
         return None
 
-    def set_results(self, query: str, memories: list[Memory], similar: dict[str, list[Memory]] | None = None) -> None:
+    def set_results(self, query: str, memories: list[Memory], similar: dict[str, list[Memory]] | None = None,
+                    passages: dict[str, Passage] | None = None) -> None:
         self.beginResetModel()
         self.query, self.memories = query, list(memories)
         self.similar = {k: list(v) for k, v in (similar or {}).items() if v}
+        self.passages = dict(passages or {})
         self.expanded, self.members = set(), {}
         self.endResetModel()
 
@@ -168,7 +174,7 @@ class ResultDelegate(QStyledItemDelegate):
         self.rows(option).paint(
             painter, option.rect, option.palette, m, query, selected=bool(state & QStyle.StateFlag.State_Selected),
             current=current, hovered=bool(state & QStyle.StateFlag.State_MouseOver), indent=self._indent(index),
-            similar=index.data(SimilarRole), dpr=dpr)
+            similar=index.data(SimilarRole), dpr=dpr, passage=index.data(PassageRole))
 
     def sizeHint(self, option: QStyleOptionViewItem, index: AnyIndex) -> QSize:
         return QSize(200, self.rows(option).row_height)
@@ -176,7 +182,8 @@ class ResultDelegate(QStyledItemDelegate):
     def similar_rect(self, option: QStyleOptionViewItem, index: AnyIndex) -> QRectF:
         """Where a row's "+N similar" is (empty when it has none)."""
         query = _query(index)
-        return self.rows(option).similar_rect(option.rect, index.data(MemoryRole), index.data(SimilarRole), query)
+        return self.rows(option).similar_rect(option.rect, index.data(MemoryRole), index.data(SimilarRole), query,
+                                            index.data(PassageRole))
 
     def _indent(self, index: AnyIndex) -> int:
         return self.INDENT if index.data(MemberRole) else 0

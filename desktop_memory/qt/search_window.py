@@ -271,7 +271,8 @@ class SearchWindow(QWidget):
     def _show_results(self, query: str, hits: list[Hit]) -> None:
         want, self._want_id = self._want_id, None  # a fresh query starts at the first row
         keep, self._keep_ids = set(self._keep_ids), []
-        self.model.set_results(query, [h.memory for h in hits], {h.memory.id: h.similar for h in hits})
+        self.model.set_results(query, [h.memory for h in hits], {h.memory.id: h.similar for h in hits},
+                               {h.memory.id: h.passage for h in hits if h.passage is not None})
         if hits:
             self.stack.setCurrentWidget(self.list)
             rows = [i for i, h in enumerate(hits) if h.memory.id == want]

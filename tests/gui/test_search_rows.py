@@ -17,7 +17,7 @@ from PySide6.QtCore import QPoint, QRect
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QHBoxLayout, QListView, QToolButton, QWidget
 
-from desktop_memory.core.models import Memory
+from desktop_memory.core.models import Memory, Passage
 from desktop_memory.qt import result_row
 from desktop_memory.qt.query_chips import render_chips
 from desktop_memory.qt.results import ResultDelegate, ResultsModel
@@ -235,3 +235,27 @@ def test_a_panel_that_never_had_the_focus_is_not_hidden_by_a_late_deactivation(q
     active["now"] = False
     QApplication.sendEvent(w, QEvent(QEvent.Type.ActivationChange))  # a click in another application
     qtbot.waitUntil(lambda: not w.isVisible(), timeout=2000)
+
+
+def test_a_long_memory_row_shows_the_passage_that_matched_not_its_opening(qtbot, results_view, monkeypatch) -> None:
+    """Issue 32: the snippet of a long text is the part that answers (Hit.passage), even past what a row scans."""
+    view, model = results_view
+    opening = "Release planning notes. " + "We went through the roadmap items one by one and agreed on owners. " * 400
+    deep = "The staging database password rotation happens every second Tuesday at 09:00 UTC."
+    text = opening + "\n\n" + deep + "\n\n" + "Other remarks about the offsite and the budget. " * 50
+    assert text.index(deep) > result_row.SCAN_CHARS
+    m = Memory(id="long", content=text, source="import", source_app="ChatGPT", created_at=time.time(),
+               content_hash="long")
+    start = text.index(deep)
+    model.set_results("when is the password rotation", [m], passages={"long": Passage(start, start + len(deep))})
+    drawn: list[str] = []
+    real = QPainter.drawText
+
+    def record(self, *a):  # type: ignore[no-untyped-def]
+        drawn.append(str(a[-1]))
+        return real(self, *a)
+
+    monkeypatch.setattr(QPainter, "drawText", record)
+    view.viewport().repaint()
+    shown = " ".join(drawn)
+    assert "rotation" in shown and "second Tuesday" in shown, shown[:300]
