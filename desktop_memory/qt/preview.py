@@ -7,7 +7,7 @@ import html
 import json
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut, QTextCursor
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..core import models
-from ..core.models import Memory, Version
+from ..core.models import Memory, Passage, Version
 from ..core.text import first_line
 from . import display, kinds
 from .result_row import secondary
@@ -94,9 +94,10 @@ class PreviewPane(QWidget):
         QShortcut(QKeySequence.StandardKey.Save, self, self.save, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.editor.installEventFilter(self)
 
-    def show_memory(self, m: Memory) -> None:
+    def show_memory(self, m: Memory, passage: Passage | None = None) -> None:
         """Show a memory; the same text shown again (the next keystroke's results hold it too) is not laid out
-        again, and keeps the cursor, the scroll position and an edit not saved yet."""
+        again, and keeps the cursor, the scroll position and an edit not saved yet. A long memory opens at the
+        `passage` that matched the query, selected."""
         same = self.memory is not None and self.memory.id == m.id and self.memory.content == m.content
         if not same:
             self.show_versions(m.id, [])  # until the engine says which earlier texts it keeps
@@ -109,6 +110,8 @@ class PreviewPane(QWidget):
             self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap if code
                                         else QPlainTextEdit.LineWrapMode.WidgetWidth)
             self.editor.setPlainText(m.content)
+            if passage is not None and 0 <= passage.start < passage.end <= len(m.content):
+                self._select(passage)
             self.editor.blockSignals(False)
             self.save_button.setEnabled(False)
         entities = ", ".join(str(e.get("text") or e.get("name") or e) for e in m.entities) or "none yet"
@@ -127,6 +130,17 @@ class PreviewPane(QWidget):
             rows.append(("Metadata", json.dumps(m.metadata, ensure_ascii=False)[:400]))
         self.details.setText("<table>" + "".join(
             f"<tr><td><b>{html.escape(k)}</b>&nbsp;</td><td>{html.escape(v)}</td></tr>" for k, v in rows) + "</table>")
+
+    def _select(self, passage: Passage) -> None:
+        """Select the passage and scroll it into the middle of the view (positions in UTF-16 units, as Qt counts)."""
+        text = self.editor.toPlainText()
+        start = len(text[: passage.start].encode("utf-16-le")) // 2
+        end = start + len(text[passage.start : passage.end].encode("utf-16-le")) // 2
+        cursor = self.editor.textCursor()
+        cursor.setPosition(end)
+        cursor.setPosition(start, QTextCursor.MoveMode.KeepAnchor)
+        self.editor.setTextCursor(cursor)
+        self.editor.centerCursor()
 
     def show_versions(self, memory_id: str, versions: list[Version]) -> None:
         """List the earlier texts of the memory shown (newest first); hidden when there are none."""

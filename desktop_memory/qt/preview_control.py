@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..core.models import Memory
+from ..core.models import Memory, Passage
 from .bridge import EngineBridge
 from .preview import PreviewPane
 from .result_list import ResultList
@@ -28,7 +28,7 @@ class PreviewControl:
 
     def open(self) -> None:
         if (m := self.results.current_memory()) is not None:
-            self.show(m)
+            self.show(m, self.results.current_passage())
             self.pane.show()
             self.relayout()
 
@@ -47,11 +47,12 @@ class PreviewControl:
     def refresh(self) -> None:
         """An open preview follows the cursor (and shows a changed memory again)."""
         if self.pane.isVisible() and (m := self.results.current_memory()):
-            self.show(m)
+            self.show(m, self.results.current_passage())
 
-    def show(self, m: Memory) -> None:
-        """Show a memory in the preview, then its earlier versions once the engine has them."""
-        self.pane.show_memory(m)
+    def show(self, m: Memory, passage: Passage | None = None) -> None:
+        """Show a memory in the preview (a long one at the passage that matched), then its earlier versions once
+        the engine has them."""
+        self.pane.show_memory(m, passage)
         mid = m.id
         self.bridge.submit(lambda s: s.versions(mid), lambda vs: self.pane.show_versions(mid, vs),
                            self.notice, lane="versions")

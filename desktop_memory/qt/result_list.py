@@ -5,8 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import QAbstractItemView, QFrame, QListView, QWidget
 
-from ..core.models import Memory
-from .results import MemoryRole, ResultDelegate, ResultsModel, SimilarRole
+from ..core.models import Memory, Passage
+from .results import MemoryRole, PassageRole, ResultDelegate, ResultsModel, SimilarRole
 
 
 class ResultList(QListView):
@@ -46,6 +46,11 @@ class ResultList(QListView):
     def current_memory(self) -> Memory | None:
         index = self.currentIndex()
         return index.data(MemoryRole) if index.isValid() else None
+
+    def current_passage(self) -> Passage | None:
+        """In the long memory under the cursor, the part that matched the query (None: short, or none)."""
+        index = self.currentIndex()
+        return index.data(PassageRole) if index.isValid() else None
 
     def selected_memories(self) -> list[Memory]:
         """The selected memories in list order, else the one under the cursor, else none."""

@@ -259,3 +259,20 @@ def test_a_long_memory_row_shows_the_passage_that_matched_not_its_opening(qtbot,
     view.viewport().repaint()
     shown = " ".join(drawn)
     assert "rotation" in shown and "second Tuesday" in shown, shown[:300]
+
+
+def test_the_preview_opens_a_long_memory_at_the_passage_that_matched(qtbot) -> None:
+    """Issue 32: Shift+Space on a long hit shows where it answers (selected, scrolled to), not its first screen;
+    offsets count characters beyond the BMP as Python does (Qt counts UTF-16 units)."""
+    from desktop_memory.qt.preview import PreviewPane
+
+    pane = PreviewPane()
+    qtbot.addWidget(pane)
+    pane.resize(500, 300)
+    pane.show()
+    deep = "Die Rotation des Staging-Passworts erfolgt jeden zweiten Dienstag 🔑 um 09:00 UTC."
+    text = "Notizen 📝 zur Planung\n" + "Punkt für Punkt besprochen 😀 und Verantwortliche benannt.\n" * 600 + deep + "\nEnde"
+    start = text.index(deep)
+    pane.show_memory(small_memory(3, text), Passage(start, start + len(deep)))
+    assert pane.editor.textCursor().selectedText() == deep
+    assert pane.editor.verticalScrollBar().value() > 0, "the passage was selected but not scrolled to"
