@@ -51,7 +51,8 @@ def split(text: str, limit: int = PASSAGE_TOKENS) -> list[Passage]:
     if not text.strip():
         return []
     if _fits(text, limit):
-        return [Passage(0, len(text))]
+        start, end = _trimmed(text, 0, len(text)) or (0, len(text))
+        return [Passage(start, end)]
     return [Passage(s, e) for s, e in _pack(text, _blocks(text, 0, len(text)), limit, 0)]
 
 
