@@ -165,7 +165,7 @@ def synthetic() -> dict[str, Any]:
         records.append({"content": "\n\n".join(paragraphs), "source": "chat", "title": f"Notes about {topic}",
                         "created_at": f"2024-0{k % 9 + 1}-1{k}T10:00:00",
                         "metadata": {"conversation": "synthetic", "session": k + 1}})
-    for n, (topic, base) in enumerate(_TOPICS * 5):  # short notes on the same topics
+    for n, (_, base) in enumerate(_TOPICS * 5):  # short notes on the same topics
         s = re.split(r"(?<=\.)\s+", base)
         records.append({"content": " ".join(rng.sample(s, k=2)), "source": "note",
                         "created_at": f"2024-10-{n % 28 + 1:02d}T09:00:00",

@@ -172,7 +172,8 @@ def build_context(
             if any(p.start < q.end and q.start < p.end for q in shown):
                 continue
             wider = _joined(m.content, [*shown, p])
-            grown = estimate_tokens(_item(k + 1, m, wider, fmt, note)) - estimate_tokens(_item(k + 1, m, body, fmt, note))
+            grown = (estimate_tokens(_item(k + 1, m, wider, fmt, note))
+                     - estimate_tokens(_item(k + 1, m, body, fmt, note)))
             if used + grown <= budget:
                 shown.append(p)
                 body, used = wider, used + grown

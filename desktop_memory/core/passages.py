@@ -2,8 +2,8 @@
 
 The embedding model reads the first 256 word pieces of a text, so a long answer, an article or a
 transcript is found by its opening only. `split` cuts a text into passages the model reads whole, in
-order: at blank lines, then at sentence ends (line ends inside fenced code, whose block stays whole
-when it fits), then between words, and a word longer than a passage (CJK without spaces, a long
+order: at blank lines (a fenced code block stays whole when it fits), then at line ends, then at
+sentence ends (not inside code), then between words, and a word longer than a passage (CJK without spaces, a long
 token) is cut hard. A text that fits is one passage: short memories get nothing new. `order` ranks a
 memory's passages for a query (their cosine to it, lifted by the share of the query's words they hold,
 as hits are: core/ranking.lift_coverage), and `trim` cuts one passage around the sentences that match.
@@ -98,15 +98,15 @@ def _blocks(text: str, start: int, end: int) -> list[Span]:
     return out + list(_cut(text, at, end, _BLANK))
 
 
-def _finer(text: str, span: Span, level: int) -> list[Span]:
-    """A span too long for a passage in smaller pieces: sentences (lines in code), words, characters."""
+def _finer(text: str, span: Span, level: int, code: bool) -> list[Span]:
+    """A span too long for a passage in smaller pieces: lines (a chat's turns, a list's items, code), then
+    sentences (not in code), then words."""
     start, end = span
     if level == 0:
-        code = _FENCE.match(text, start) is not None
-        return list(_cut(text, start, end, _LINE_END if code else _SENTENCE_END))
-    if level == 1:
-        return [(m.start(), m.end()) for m in _NON_SPACE.finditer(text, start, end)]
-    return []
+        return list(_cut(text, start, end, _LINE_END))
+    if level == 1 and not code:
+        return list(_cut(text, start, end, _SENTENCE_END))
+    return [(m.start(), m.end()) for m in _NON_SPACE.finditer(text, start, end)]
 
 
 def _hard(text: str, span: Span, limit: int) -> list[Span]:
@@ -141,17 +141,18 @@ def _pack(text: str, spans: Sequence[Span], limit: int, level: int) -> list[Span
             out.append(held)
         current[0] = span
 
-    def walk(pieces: Sequence[Span], depth: int) -> None:
+    def walk(pieces: Sequence[Span], depth: int, code: bool) -> None:
         for span in pieces:
             if _fits(text[span[0]:span[1]], limit):
                 add(span)
-            elif depth >= 2:
+            elif depth >= 3:
                 for piece in _hard(text, span, limit):
                     add(piece)
             else:
-                walk(_finer(text, span, depth), depth + 1)
+                inside = code or (depth == 0 and _FENCE.match(text, span[0]) is not None)
+                walk(_finer(text, span, depth, inside), depth + 1, inside)
 
-    walk(spans, level)
+    walk(spans, level, False)
     if current[0] is not None:
         out.append(current[0])
     return out
@@ -172,7 +173,7 @@ def trim(content: str, passage: Passage, query_terms: Sequence[str], limit: int)
     words (the passage itself if it fits; its start if no sentence fits)."""
     if _fits(passage.of_text(content), limit):
         return passage
-    sentences = _pack(content, list(_cut(content, passage.start, passage.end, _SENTENCE_END)), limit, 1)
+    sentences = _pack(content, list(_cut(content, passage.start, passage.end, _SENTENCE_END)), limit, 2)
     if not sentences:
         return passage
     shares = [coverage(query_terms, content[s:e]) for s, e in sentences]

@@ -90,7 +90,8 @@ def test_a_new_embedding_model_makes_the_passages_again_and_older_stores_are_bac
         assert mid in [h.memory.id for h in hits]
         with svc.store.transaction():  # a store from before m006: the migration queued its long memories
             svc.store.db.execute("DELETE FROM passage_vectors")
-            svc.store.db.execute("INSERT INTO passage_queue(memory) SELECT rowid FROM memories WHERE length(content) > 512")
+            svc.store.db.execute("INSERT INTO passage_queue(memory) "
+                                 "SELECT rowid FROM memories WHERE length(content) > 512")
     with MemoryService(tmp_path / "data") as svc:
         svc.search(QUESTION, limit=5, record_access=False)
         assert _passage_rows(svc) == rows
