@@ -196,6 +196,9 @@ class CachedReads:
     def family_members(self, family_ids: Sequence[str], limit: int) -> dict[str, list[Any]]:
         return {}  # members are attached to a hit, they do not move it: the order is what is scored
 
+    def passages(self, ids: Sequence[str]) -> dict[str, list[Any]]:
+        return {}  # turn-level memories: none is long
+
 
 def replay(conv: Conversation, q: Question, p: RankingParams, now: float) -> list[str]:
     """The service's ranking (core/pipeline.rank) over cached features: dia_ids, best first."""

@@ -109,7 +109,10 @@ class Passage:
     end: int
 
     def of(self, memory: Memory) -> str:
-        return memory.content[self.start : self.end]
+        return self.of_text(memory.content)
+
+    def of_text(self, content: str) -> str:
+        return content[self.start : self.end]
 
 
 @dataclass

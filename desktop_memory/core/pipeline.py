@@ -13,7 +13,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Protocol
 
-from .models import Hit, Memory
+from .models import Hit, Memory, Passage
+from .passages import order
 from .query import terms
 from .ranking import (
     SIMILAR_CAP,
@@ -69,6 +70,11 @@ class RankReads(Protocol):
         """Up to `limit` members of each family of look-alikes, newest first, those that pass the filters."""
         ...
 
+    def passages(self, ids: Sequence[str]) -> Mapping[str, Sequence[tuple[Passage, float]]]:
+        """For those of these memories that have passages (long ones), each passage in order with its cosine
+        to the query."""
+        ...
+
 
 def rank(text: str, reads: RankReads, *, params: RankingParams, now: float, limit: int, expand: bool = False,
          rerank: Reranker | None = None) -> list[Hit]:
@@ -104,13 +110,23 @@ def rank(text: str, reads: RankReads, *, params: RankingParams, now: float, limi
     if rerank is not None and hits:
         hits = rerank(text, hits)
     if expand:
-        return hits[:limit]
+        return _with_passages(hits[:limit], reads, question, params)
     # one hit per family (its other members attached), then look-alike wordings attached to the better
     # hit (Jaccard); nothing is dropped, only grouped
     hits = first_slots(hits, limit * 2)
     members = reads.family_members([h.memory.family_id for h in hits if h.memory.family_id], SIMILAR_CAP + 1)
     hits = collapse_families(hits, members)
-    return collapse_near_duplicates(hits, params.collapse_jaccard)[:limit]
+    hits = collapse_near_duplicates(hits, params.collapse_jaccard)[:limit]
+    return _with_passages(hits, reads, question, params)
+
+
+def _with_passages(hits: list[Hit], reads: RankReads, question: Sequence[str], params: RankingParams) -> list[Hit]:
+    """Each hit on a long memory with the passage that best matches the query (core/passages.order)."""
+    scored = reads.passages([h.memory.id for h in hits]) if hits else {}
+    for h in hits:
+        if found := scored.get(h.memory.id):
+            h.passage = order(h.memory.content, found, question, params.coverage_boost)[0]
+    return hits
 
 
 def _full(hits: list[Hit], reads: RankReads) -> list[Hit]:

@@ -235,6 +235,11 @@ def _forms(term: str) -> frozenset[str]:
     return frozenset(forms)
 
 
+def coverage(query_terms: Sequence[str], text: str) -> float:
+    """The share of the query's distinct terms that the text holds (as `lift_coverage` reads it)."""
+    return _held(_distinct(query_terms), text)
+
+
 def _distinct(query_terms: Sequence[str]) -> list[str]:
     return sorted({t.lower() for t in query_terms if t.strip("*")})
 

@@ -9,6 +9,7 @@ each on the same connection:
 - `store.enrichment` (store_enrichment.py): the enrichment queue and its results
 - `store.stats` (store_stats.py): whole-database figures and integrity checks
 - `store.reembed` (store_reembed.py): the scratch table of a switch to another embedding model
+- `store.passages` (store_passages.py): the vectors of long memories' passages and the queue of those without
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from ..core.query import Filters
 from ..core.text import first_line
 from . import encryption, failures
 from .store_enrichment import EnrichmentQueue
+from .store_passages import PassageRows
 from .store_reembed import ReembedScratch
 from .store_search import RankFields, SearchReads, filter_sql, register_functions
 from .store_sql import in_list, scalar
@@ -103,6 +105,7 @@ class Store:
     enrichment: EnrichmentQueue
     stats: StatsReads
     reembed: ReembedScratch
+    passages: PassageRows
 
     def __init__(self, path: Path, key: str | None = None) -> None:
         """Open (creating) the database; `key` is its encryption key (engine/encryption.py), None if plain."""
@@ -121,6 +124,7 @@ class Store:
             self.enrichment = EnrichmentQueue(self.db, self.transaction)
             self.stats = StatsReads(self.db)
             self.reembed = ReembedScratch(self.db)
+            self.passages = PassageRows(self.db)
         except apsw.NotADBError as exc:
             raise StorageError(f"{path} is not a desktop-memory database (damaged or not SQLite): "
                                f"{failures.DAMAGED_ADVICE}") from exc

@@ -20,6 +20,7 @@ import numpy as np
 from ..core.capture import CaptureResult, Snapshot
 from ..core.errors import DesktopMemoryError
 from ..core.models import Memory, Version
+from ..core.passages import LONG_CHARS
 from ..core.text import check_content, clean_tags, content_hash, first_line
 from ..engine import records
 from ..engine.embed import Embedder
@@ -27,7 +28,7 @@ from ..engine.settings import Settings
 from ..engine.store import Store
 from . import capture, vector_sync
 from .reports import AddResult
-from .vector_sync import VectorSync, no_vectors
+from .vector_sync import VectorSync, no_vectors, passage_vectors
 
 if TYPE_CHECKING:
     from ..core.redact import Redaction
@@ -270,6 +271,8 @@ class Ingest:
         # all cosines at once: each text against the recent memories and against this batch
         to_recent = vecs @ recent.T if len(recent) else None
         to_batch = vecs @ vecs.T
+        # the passages of long texts, embedded before the transaction and written in it with their memory
+        passages = passage_vectors(self.embedder, [p.memory.content for p in fresh])
         new_ids: list[str] = []
         new_rows: list[int] = []  # the row of `vecs` of each new memory
         mine: dict[str, np.ndarray] = {}
@@ -280,6 +283,8 @@ class Ingest:
                 if prev is not None:
                     results.append(AddResult(self._extend(prev, m), "extended", p.redactions))
                     mine[prev.id] = vec
+                    if len(m.content) > LONG_CHARS:
+                        self.store.passages.put(prev.id, passages[row])
                     continue
                 target = best_at_least(new_ids, to_batch[row, new_rows], threshold)
                 if target is None and to_recent is not None:
@@ -290,6 +295,8 @@ class Ingest:
                 m.session_id = self.store.session_for(m.source, m.source_app, m.created_at,
                                                       m.title or first_line(m.content, 60))
                 self.store.insert(m)
+                if len(m.content) > LONG_CHARS:  # short texts are never queued
+                    self.store.passages.put(m.id, passages[row])
                 self._keep_versions(m.id, p.versions)
                 new_ids.append(m.id)
                 new_rows.append(row)

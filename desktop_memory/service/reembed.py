@@ -238,6 +238,7 @@ class ReEmbed:
         with store.transaction():
             for chunk in store.reembed.vectors():
                 store.vectors.put(chunk)
+            store.passages.drop_all()  # the old model's passage vectors: made again by the vector sync
             store.set_meta(EMBEDDING_MODEL_KEY, vectors_id)
             store.set_meta(NAME_KEY, target)
             store.set_meta(TARGET_KEY, "")

@@ -20,7 +20,8 @@ import numpy as np
 
 from ..core.context import Context, build_context
 from ..core.errors import InvalidInput
-from ..core.models import Hit, Memory
+from ..core.models import Hit, Memory, Passage
+from ..core.passages import order
 from ..core.pipeline import Reranker, rank
 from ..core.query import Filters, parse, settle_prefix, terms
 from ..core.ranking import RankingParams
@@ -111,7 +112,34 @@ class Retrieval:
             extra = sorted(self.store.search.filter_ids(extra, filters))
         if extra:
             semantic.update(self.vectors.similarities(qvec, extra, known=_copies(rows, extra)))
+        self._by_passage(qvec, filters, depth, keyword, semantic)
         return keyword, semantic, qvec, rows
+
+    def _by_passage(self, qvec: np.ndarray, filters: Filters, depth: int, keyword: Mapping[str, float],
+                    semantic: dict[str, float]) -> None:
+        """A long memory is as close to the query as its best passage: an exact scan of every passage vector
+        (none in a store of short memories), the `depth` best memories and the candidates already found
+        scored max(own cosine, best passage cosine), those that pass the filters."""
+        best = self.store.passages.matrix().best(qvec)
+        if not best:
+            return
+        ids = list(best)
+        sims = np.fromiter(best.values(), dtype=np.float32, count=len(ids))
+        top = np.argsort(-sims)[:depth]
+        wanted = {ids[k] for k in top.tolist()} | ({*keyword, *semantic} & best.keys())
+        for mid in self.store.search.filter_ids(sorted(wanted), filters):
+            semantic[mid] = max(semantic.get(mid, -1.0), best[mid])
+
+    def passage_order(self, text: str, hits: Sequence[Hit]) -> dict[str, list[Passage]]:
+        """The passages of each long memory among the hits, best for the query first (core/passages.order)."""
+        found = self.store.passages.spans([h.memory.id for h in hits])
+        if not found:
+            return {}
+        qvec = np.asarray(self.embedder.encode_query(text[:4000]), dtype=np.float32)
+        question = terms(text, prefix_last=True)
+        contents = {h.memory.id: h.memory.content for h in hits}
+        return {mid: order(contents[mid], [(p, float(v @ qvec)) for p, v in spans], question,
+                           self.ranking.coverage_boost) for mid, spans in found.items()}
 
     def _rows(self, ids: Iterable[str], filters: Filters) -> dict[str, Any]:
         """What fusion reads of these memories: full rows under filters, else the few ranking fields (and
@@ -140,17 +168,21 @@ class Retrieval:
     def context(self, query: str | None = None, *, ids: Sequence[str] = (), budget: int | None = None,
                 fmt: str | None = None, limit: int = 20, filters: Filters | None = None) -> Context:
         """Pasteable context for a query (most relevant first) or for chosen memories (in order)."""
+        passages: dict[str, list[Passage]] = {}
         if ids:
             memories = [self.store.get(i) for i in ids]
             self.store.touch([m.id for m in memories])
         elif query and query.strip():
-            memories = [h.memory for h in self.search(query, limit=limit, filters=filters)]
+            hits = self.search(query, limit=limit, filters=filters)
+            memories = [h.memory for h in hits]
+            passages = self.passage_order(parse(query).text, hits)
         else:
             raise InvalidInput("give a query or memory ids to build context from")
         budget = self.settings.context_budget if budget is None else budget
         if budget < 50:
             raise InvalidInput("the token budget must be at least 50")
-        return build_context(memories, query=query, budget=budget, fmt=fmt or self.settings.context_format)
+        return build_context(memories, query=query, budget=budget, fmt=fmt or self.settings.context_format,
+                             passages=passages)
 
 
 class _StoreReads:
@@ -202,6 +234,13 @@ class _StoreReads:
         found = self.store.family_members(family_ids, limit)
         keep = {m.id for m in self.retrieval.passing([m for ms in found.values() for m in ms], self.filters)}
         return {fid: [m for m in ms if m.id in keep] for fid, ms in found.items()}
+
+    def passages(self, ids: Sequence[str]) -> dict[str, list[tuple[Passage, float]]]:
+        if self.qvec is None:
+            return {}
+        qvec = np.asarray(self.qvec, dtype=np.float32)
+        return {mid: [(p, float(v @ qvec)) for p, v in spans]
+                for mid, spans in self.store.passages.spans(ids).items()}
 
 
 def _copies(rows: dict[str, Any], ids: Sequence[str]) -> dict[str, np.ndarray]:

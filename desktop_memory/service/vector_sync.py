@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import DesktopMemoryError
+from ..core.models import Passage
+from ..core.passages import LONG_CHARS, split
 from ..engine import failures
 from ..engine.embed import DIMENSIONS, Embedder
 from ..engine.foreground import Foreground
@@ -32,12 +34,25 @@ INDEX_REPAIR_KEY = "vector_index_repair"  # the last rebuild of a damaged or mis
 VECTOR_COPIES_KEY = "vector_copies"  # "complete" once the vectors of a store older than m004 are copied
 VECTORS_DIR = "vectors"
 SYNC_BATCH = 256  # queue entries handled per round
+PASSAGE_BATCH = 16  # long memories whose passages are embedded per round
 PENDING_FLUSH = 32  # vectors an `add` leaves for Chroma: written together once this many wait
 
 
 def no_vectors() -> np.ndarray:
     """An empty matrix of vectors (no rows)."""
     return np.zeros((0, DIMENSIONS), np.float32)
+
+
+def passage_vectors(embedder: Embedder, texts: Sequence[str]) -> list[list[tuple[Passage, np.ndarray]]]:
+    """The passages of each text (core/passages.split) with their vectors, all embedded in one call; a text of
+    one passage gets none (its own vector is that passage's), and a short one is not even split."""
+    cuts = [split(t) if len(t) > LONG_CHARS else [] for t in texts]
+    cuts = [c if len(c) > 1 else [] for c in cuts]
+    pieces = [p.of_text(t) for t, c in zip(texts, cuts, strict=True) for p in c]
+    if not pieces:
+        return [[] for _ in texts]
+    vecs = iter(embedder.encode(pieces))
+    return [[(p, next(vecs)) for p in c] for c in cuts]
 
 
 class VectorSync:
@@ -196,6 +211,7 @@ class VectorSync:
         ids = self.store.all_ids()
         with self.store.transaction():
             self.store.vectors.drop_copies()
+            self.store.passages.drop_all()
             self.store.vectors.enqueue(ids, "upsert")
             self.store.set_meta(EMBEDDING_MODEL_KEY, current)
         if ids:
@@ -226,6 +242,21 @@ class VectorSync:
                 index.upsert(present, np.stack([vecs[m] for m in present]))
             self.store.vectors.dequeue([mid for mid, _ in batch])
             done += len(batch)
+        return done + self.sync_passages()
+
+    def sync_passages(self) -> int:
+        """Embed the passages of the long memories still without them (older stores, edits, a new model);
+        returns how many memories were handled."""
+        done = 0
+        while ids := self.store.passages.queued(PASSAGE_BATCH):
+            if not self.model_adopted:
+                self.embedding_ready()
+            rows = self.store.get_many(ids)
+            made = passage_vectors(self.embedder, [rows[i].content for i in ids if i in rows])
+            with self.store.transaction():
+                for mid, passages in zip([i for i in ids if i in rows], made, strict=True):
+                    self.store.passages.put(mid, passages)
+            done += len(ids)
         return done
 
     def write_waiting(self) -> None:
