@@ -41,7 +41,7 @@ from typing import Any
 
 from ..core.text import one_line, utf8_safe
 from . import Item, Problem
-from .claude import DAMAGE, Unreadable, elements, first_words, kind, parse_time
+from ._shared import DAMAGE, Unreadable, elements, first_words, kind, parse_time
 
 APP = "Gemini"
 SESSION_GAP = 30 * 60  # seconds between two records of one session at most
