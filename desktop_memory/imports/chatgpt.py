@@ -105,6 +105,12 @@ def _split_number(name: str) -> int:
     return int(m.group(1)) if m else 0
 
 
+def inside(zf: zipfile.ZipFile) -> list[str]:
+    """The files of a zipped export this reader reads (to say what was found)."""
+    return _members(zf)
+
+
+
 def read(path: Path) -> Iterator[Item | Problem]:
     """Every exchange of the export, conversation by conversation, in the file's order."""
     path = Path(path)

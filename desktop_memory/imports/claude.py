@@ -77,6 +77,13 @@ def _looks_like_claude(head: bytes, names: set[str]) -> bool:
     return '"uuid"' in text and ('"account"' in text or bool({"users.json", "projects.json"} & names))
 
 
+def inside(zf: zipfile.ZipFile) -> list[str]:
+    """The files of a zipped export this reader reads (to say what was found)."""
+    member = _member(zf)
+    return [member] if member else []
+
+
+
 def read(path: Path) -> Iterator[Item | Problem]:
     """Every exchange of every conversation, in the export's order; see the module's docstring."""
     for entry in elements(Path(path), _member, "conversations.json (is it Claude's data export?)", "conversation"):

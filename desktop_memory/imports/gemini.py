@@ -107,6 +107,13 @@ def _choose(archive: zipfile.ZipFile) -> str | None:
     return member
 
 
+def inside(zf: zipfile.ZipFile) -> list[str]:
+    """The files of a zipped export this reader reads (to say what was found)."""
+    member = _member(zf) or _html_member(zf)
+    return [member] if member else []
+
+
+
 def read(path: Path) -> Iterator[Item | Problem]:
     """Every prompt and its answer; see the module's docstring."""
     group: list[_Exchange] = []
