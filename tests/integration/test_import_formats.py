@@ -85,7 +85,8 @@ def test_a_chatgpt_zip_imports_once_and_a_newer_export_adds_only_what_is_new(tmp
     by_title = {r["session_title"] for r in stored}
     assert by_title == {"Harbour trip", "Reise nach Bergen"}
     harbour_first = next(r for r in stored if "Where is the harbour" in r["content"])
-    assert harbour_first["versions"] == ["You: Where is the harbour?\n\nChatGPT: Next to the old mill, past the bridge."]
+    assert harbour_first["versions"] == [
+        "You: Where is the harbour?\n\nChatGPT: Next to the old mill, past the bridge."]
     assert any("とても遠いです。" in r["content"] for r in stored)
 
     again = run(data, "import", str(first))
