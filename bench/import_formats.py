@@ -22,7 +22,12 @@ import time
 import zipfile
 from pathlib import Path
 
-WORDS = ["harbour", "ferry", "invoice", "glacier", "violin", "compiler", "lantern", "meadow", "turbine", "saffron", "quarry", "budget", "release", "train", "meeting", "Tuesday", "March", "version", "patch", "server", "deploy", "customer", "contract", "delivery", "flight", "ticket", "garden", "recipe", "Bergen", "Oslo", "Kyoto", "東京", "café", "über"]
+WORDS = [
+    "harbour", "ferry", "invoice", "glacier", "violin", "compiler", "lantern", "meadow", "turbine", "saffron",
+    "quarry", "budget", "release", "train", "meeting", "Tuesday", "March", "version", "patch", "server", "deploy",
+    "customer", "contract", "delivery", "flight", "ticket", "garden", "recipe", "Bergen", "Oslo", "Kyoto", "東京",
+    "café", "über",
+]
 
 
 def _text(rng: random.Random, words: int) -> str:
