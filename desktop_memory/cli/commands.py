@@ -129,8 +129,13 @@ def warn_about_settings(folder: Path) -> None:
 @handler("add")
 def cmd_add(service: MemoryOperations, args: argparse.Namespace) -> int:
     text = read_stdin() if not args.text or args.text == ["-"] else " ".join(args.text)
+    extra: dict[str, Any] = {}
+    if args.created_at is not None:
+        extra["created_at"] = args.created_at  # checked by the engine (engine/records.py): ISO 8601, 1970-2999
+    if metadata := _metadata(args.metadata, args.meta):
+        extra["metadata"] = metadata
     result = service.add(text, source=args.source, title=args.title, tags=args.tags, pinned=args.pin,
-                         importance=_importance(args.importance))
+                         importance=_importance(args.importance), **extra)
     if args.json:
         emit_json(result.to_dict())
     else:
@@ -143,6 +148,21 @@ def cmd_add(service: MemoryOperations, args: argparse.Namespace) -> int:
             note += f" ({sum(result.redactions.values())} secret(s) redacted)"
         out(f"{verb} {result.memory.id}{note}")
     return 0
+
+
+def _metadata(given: str | None, pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """--metadata (a JSON object) with the --meta KEY=VALUE entries over it; bad JSON is the person's error."""
+    metadata: dict[str, Any] = {}
+    if given is not None:
+        try:
+            value = json.loads(given)
+        except (ValueError, RecursionError):
+            raise InvalidInput("--metadata must be a JSON object, e.g. '{\"project\": \"alpha\"}'") from None
+        if not isinstance(value, dict):
+            raise InvalidInput("--metadata must be a JSON object, e.g. '{\"project\": \"alpha\"}'")
+        metadata.update(value)
+    metadata.update(dict(pairs))
+    return metadata
 
 
 def _importance(text: str | None) -> float | None:
@@ -170,25 +190,76 @@ def cmd_capture(service: MemoryOperations, args: argparse.Namespace) -> int:
 
 @handler("import")
 def cmd_import(service: MemoryOperations, args: argparse.Namespace) -> int:
-    def progress(report: ImportReport) -> None:
-        print(f"committed {report.stored}", file=sys.stderr, flush=True)
-
+    """JSON Lines from stdin ('-') or a file, or another tool's export recognised (imports/feed.py): each of its
+    items becomes an import record, streamed through the same `import_records` (batches, acknowledgements)."""
     limit = json_lines.line_limit(service.settings.max_bytes)  # longer lines are skipped unread
-    with _input(args.file) as fh:
-        report = service.import_records(json_lines.read_lines(fh, limit), progress=progress)
+    if args.file == "-":
+        return _import_lines(service, args, json_lines.read_lines(sys.stdin.buffer, limit), None)
+    from ..imports import feed as import_feed
+
+    path = Path(args.file)
+    if not path.exists():
+        raise InvalidInput(f"no such file: {args.file}")
+    found = import_feed.recognise(path)
+    if found is None:
+        print(f"desktop-memory: {one_line(args.file)} is not a format desktop-memory imports; it imports: "
+              f"{import_feed.KNOWN}", file=sys.stderr)
+        return 1
+    if found.jsonl:
+        with _input(args.file) as fh:
+            return _import_lines(service, args, json_lines.read_lines(fh, limit), None)
+    print(f"Reading {found.description}", file=sys.stderr, flush=True)
+    return _import_lines(service, args, None, import_feed.Feed(found, limit))
+
+
+PROGRESS_EVERY_S = (0.5, 10.0)  # between two progress lines: on a terminal, else (a log)
+QUIET_S = 2.0  # no progress line before this: a short import says only its result
+
+
+def _import_lines(service: MemoryOperations, args: argparse.Namespace, lines: Any, feed: Any) -> int:
+    """Import `lines` (JSON Lines: "committed N" after each batch, as always) or the lines of `feed` (an
+    export: a progress line now and then); the problems, bad records and the summary after."""
+    import time
+
+    start = last = time.monotonic()
+    every = PROGRESS_EVERY_S[0] if sys.stderr.isatty() else PROGRESS_EVERY_S[1]
+
+    def progress(report: ImportReport) -> None:
+        nonlocal last
+        if feed is None:
+            print(f"committed {report.stored}", file=sys.stderr, flush=True)
+            return
+        now = time.monotonic()
+        if now - start >= QUIET_S and now - last >= every:
+            last = now
+            print(f"read {feed.items:,} item(s) of {feed.conversations:,} conversation(s) or note(s), "
+                  f"{report.stored:,} committed", file=sys.stderr, flush=True)
+
+    report = service.import_records(lines if feed is None else feed.lines(), progress=progress)
+    unit = "line" if feed is None else feed.unit
+    if feed is not None:
+        for problem in feed.problems:
+            print(f"skipped: {problem}", file=sys.stderr)
+        if feed.more_problems:
+            print(f"... and {feed.more_problems} more problems", file=sys.stderr)
     for line, error in report.errors[:50]:
-        print(f"line {line}: skipped: {one_line(error)}", file=sys.stderr)
+        print(f"{unit} {line}: skipped: {one_line(error)}", file=sys.stderr)
     if len(report.errors) > 50:
-        print(f"... and {len(report.errors) - 50} more bad lines", file=sys.stderr)
+        print(f"... and {len(report.errors) - 50} more bad {unit}s", file=sys.stderr)
     if args.json:
-        emit_json(report.to_dict())
+        emit_json(report.to_dict() | ({"read": feed.items, "problems": len(feed.problems) + feed.more_problems}
+                                      if feed is not None else {}))
     else:
+        updated = f"{report.updated} updated, " if report.updated else ""
         out(f"Imported {report.added + report.related} new ({report.related} grouped with similar ones), "
-            f"{report.duplicates} duplicate(s), "
-            f"{len(report.errors)} bad line(s) skipped, {report.redacted} secret(s) redacted")
+            f"{updated}{report.duplicates} duplicate(s), "
+            f"{len(report.errors)} bad {unit}(s) skipped, {report.redacted} secret(s) redacted")
     if report.errors and report.stored == 0:
         print(f"desktop-memory: nothing was imported: {'the line was' if len(report.errors) == 1 else 'every line was'}"
               " bad (above)", file=sys.stderr)
+        return 1
+    if feed is not None and feed.items == 0 and feed.problems:
+        print("desktop-memory: nothing was imported: nothing in it could be read (above)", file=sys.stderr)
         return 1
     return 0
 

@@ -54,6 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pin", action="store_true")
     p.add_argument("--importance", metavar="X", help="how important, from 0 to 1 (default: estimated)")
     p.add_argument("--source", default="cli")
+    p.add_argument("--created-at", metavar="TIME", help="when it was written, ISO 8601 (default: now)")
+    p.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE", type=_key_value,
+                   help="a metadata entry, its value text (repeatable)")
+    p.add_argument("--metadata", metavar="JSON", help="metadata as a JSON object (--meta entries go over it)")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("capture", help="remember a text as a capture: the app's capture rules decide (argument, "
@@ -63,8 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--window", default="", help="the window title it came from (for the rules)")
     p.add_argument("--json", action="store_true")
 
-    p = sub.add_parser("import", help="import JSON Lines (one memory per line)")
-    p.add_argument("file", help="a .jsonl file or '-' for stdin")
+    p = sub.add_parser("import", help="import JSON Lines, or a ChatGPT, Claude or Gemini export, Markdown notes, "
+                       "an Obsidian vault, text files")
+    p.add_argument("file", help="a file or folder (what it is, is recognised), or '-' for JSON Lines on stdin")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("export", help="export memories as JSON Lines or Markdown")
@@ -141,6 +146,14 @@ def build_parser() -> argparse.ArgumentParser:
     embedder_commands.add_parsers(sub)
     privacy_commands.add_parsers(sub)
     return parser
+
+
+def _key_value(text: str) -> tuple[str, str]:
+    """--meta KEY=VALUE (a usage error without '=' or a key)."""
+    key, eq, value = text.partition("=")
+    if not eq or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, not {one_line(text)!r}")
+    return key.strip(), value
 
 
 def _as_text(args: argparse.Namespace) -> argparse.Namespace:

@@ -16,6 +16,8 @@ Rules (also in README.md, "The CLI contract"):
 - `metadata` is a JSON object (keys strings, no NaN or infinity, nested at most METADATA_DEPTH levels);
   `versions` a list of objects with `content` (a string) and `created_at` / `replaced_at` (ISO 8601, in the
   same range), the earlier texts an export carries.
+- `session` and `external_id` (import lines only) are strings of at most KEY_CHARS characters: the conversation
+  a record belongs to (one session per key) and its identity in its source (not added again when stored).
 - Unknown keys are ignored: exports of other tools carry fields of their own (ids, scores, ...),
   and a line is not refused for them.
 A refused value gives one line for the person (`InvalidInput`), never pydantic's multi-line dump.
@@ -35,6 +37,7 @@ from ..core.lines import Overlong, line_limit, read_lines  # noqa: F401 - the en
 from ..core.models import from_iso, in_range
 from ..core.text import utf8_safe
 
+KEY_CHARS = 1000  # an import's `session` or `external_id` (a source's ids, a note's path) at most
 METADATA_DEPTH = 32  # nested deeper, metadata would strain every recursive reader (redaction, JSON, the socket)
 
 
@@ -201,12 +204,30 @@ class MemoryFields(BaseModel):
     metadata: Annotated[dict[str, Any], BeforeValidator(check_metadata)] = {}
 
 
+def _key(name: str) -> BeforeValidator:
+    """An import key (`session`, `external_id`): a string of at most KEY_CHARS characters, "" when not given."""
+    def check(value: Any) -> str:
+        if value is None:
+            return ""
+        if not isinstance(value, str):
+            raise _refuse(f'"{name}" must be a string, not {_shown(value)}')
+        if len(value) > KEY_CHARS:
+            raise _refuse(f'"{name}" must be at most {KEY_CHARS} characters, not {len(value):,}')
+        return utf8_safe(value)
+
+    return BeforeValidator(check)
+
+
 class ImportRecord(MemoryFields):
-    """One line of a JSON Lines import (the format `export` writes)."""
+    """One line of a JSON Lines import (the format `export` writes, and what imports/feed.py makes of another
+    tool's export): `session` groups the records of one conversation into one session, `external_id` is the
+    record's identity in its source (a record whose id is stored already is not added again)."""
 
     content: Annotated[str, _string("content", required=True)]
     created_at: Annotated[float | None, BeforeValidator(lambda v: _iso_time(v))] = None
     versions: Annotated[list[Version], BeforeValidator(_check_versions)] = []
+    session: Annotated[str, _key("session")] = ""
+    external_id: Annotated[str, _key("external_id")] = ""
 
 
 def _reason(exc: ValidationError) -> str:

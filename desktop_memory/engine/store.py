@@ -70,6 +70,7 @@ _SELECT = "SELECT " + ", ".join(f"m.{c}" for c in COLUMNS) + " FROM memories m"
 
 
 log = logging.getLogger(__name__)
+IMPORT_SESSIONS = uuid.UUID("5d1f0c2e-7b4a-4f3e-9a57-32e1c0de0032")  # uuid5 namespace of imported sessions
 
 
 def migrations() -> list[tuple[int, str, str]]:
@@ -441,3 +442,31 @@ class Store:
     def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """The first column of the first row of a statement (None when there is none)."""
         return scalar(self.db, sql, params)
+
+    # -- imports: identities and sessions by key (m007, issue 32) ---------------------------------
+    def by_external_id(self, external_id: str) -> Memory | None:
+        """The memory imported with this identity in its source (metadata.external_id; m007's index)."""
+        row = self.db.execute(_SELECT + " WHERE json_extract(m.metadata, '$.external_id') = ? LIMIT 1",
+                              (external_id,)).fetchone()
+        return _row_to_memory(row) if row is not None else None
+
+    def join_keyed_session(self, memory_id: str, key: str, *, source: str, source_app: str, title: str,
+                           at: float) -> str:
+        """Move a memory into the session of `key` (an imported conversation: one session per key, whatever the
+        times of its exchanges); the session's id is derived from the key, it spans its memories' times, and the
+        time-gap session the memory was first put in loses it (deleted when empty). Idempotent."""
+        sid = str(uuid.uuid5(IMPORT_SESSIONS, key))
+        old = self.scalar("SELECT session_id FROM memories WHERE id = ?", (memory_id,))
+        if old == sid:
+            return sid
+        self.db.execute(
+            "INSERT INTO sessions(id, source, source_app, title, started_at, ended_at, count) "
+            "VALUES (?, ?, ?, ?, ?, ?, 1) ON CONFLICT(id) DO UPDATE SET "
+            "started_at = min(started_at, excluded.started_at), ended_at = max(ended_at, excluded.ended_at), "
+            "count = count + 1, title = CASE WHEN title = '' THEN excluded.title ELSE title END",
+            (sid, source, source_app, title, at, at))
+        self.db.execute("UPDATE memories SET session_id = ? WHERE id = ?", (sid, memory_id))
+        if old is not None:
+            self.db.execute("UPDATE sessions SET count = count - 1 WHERE id = ?", (old,))
+            self.db.execute("DELETE FROM sessions WHERE id = ? AND count <= 0", (old,))
+        return sid

@@ -52,3 +52,8 @@ class Problem:
 
     where: str
     message: str
+
+
+from .feed import Recognised, recognise  # noqa: E402 - after Item and Problem, which the readers import
+
+__all__ = ["Item", "Problem", "Recognised", "recognise"]

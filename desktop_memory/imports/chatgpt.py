@@ -30,7 +30,6 @@ import json
 import math
 import re
 import zipfile
-import zlib
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -43,6 +42,7 @@ import ijson
 from ..core.models import in_range, to_iso
 from ..core.text import one_line, utf8_safe
 from . import Item, Problem
+from ._shared import ZIP_ERRORS
 
 SNIFF_BYTES = 16_384
 _SPLIT = re.compile(r"conversations-(\d+)\.json")
@@ -54,7 +54,6 @@ _BRACKET = re.compile("[ \t]*【[^【】\n]{0,200}†[^【】\n]{0,200}】")  # 
 _STRAY = re.compile("[\ue200-\ue206]")  # what is left of the markers (they also wrap quoted spans)
 _LANGUAGE = re.compile(r"[\w+#.-]{1,30}")
 _URL_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
-_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError)
 
 
 class _Broken(Exception):
@@ -73,7 +72,7 @@ def sniff(path: Path) -> bool:
                 head = fh.read(SNIFF_BYTES)
                 new_account = head.strip() == b"[]" and any(n.endswith("chat.html") for n in zf.namelist())
                 return new_account or _looks_like_export(head)
-    except (OSError, ValueError, IndexError, *_ZIP_ERRORS):
+    except (OSError, ValueError, IndexError, *ZIP_ERRORS):
         pass
     return False
 
@@ -97,7 +96,19 @@ def _members(zf: zipfile.ZipFile) -> list[str]:
         return []
     names = found[min(found, key=lambda f: (0 if f == "." else f.count("/") + 1, f))]
     whole = [n for n in names if PurePosixPath(n).name == "conversations.json"]
-    return whole[:1] or sorted(names, key=lambda n: int(_SPLIT.fullmatch(PurePosixPath(n).name).group(1)))
+    return whole[:1] or sorted(names, key=_split_number)
+
+
+def _split_number(name: str) -> int:
+    """The number of a split file (conversations-012.json -> 12); only names `_SPLIT` matched come here."""
+    m = _SPLIT.fullmatch(PurePosixPath(name).name)
+    return int(m.group(1)) if m else 0
+
+
+def inside(zf: zipfile.ZipFile) -> list[str]:
+    """The files of a zipped export this reader reads (to say what was found)."""
+    return _members(zf)
+
 
 
 def read(path: Path) -> Iterator[Item | Problem]:
@@ -111,13 +122,17 @@ def read(path: Path) -> Iterator[Item | Problem]:
                 if not members:
                     yield Problem(path.name, "no conversations.json in this zip: not a ChatGPT export")
                 for name in members:
-                    yield from _stream(f"{path.name}: {name}", lambda n=name: zf.open(n), counter)
+                    yield from _stream(f"{path.name}: {name}", _opener(zf, name), counter)
         else:
             yield from _stream(path.name, lambda: path.open("rb"), counter)
     except OSError as exc:
         yield Problem(one_line(path.name), one_line(f"cannot be read ({exc.strerror or exc})"))
-    except _ZIP_ERRORS as exc:
+    except ZIP_ERRORS as exc:
         yield Problem(one_line(path.name), one_line(f"a damaged zip file ({exc})"))
+
+
+def _opener(zf: zipfile.ZipFile, name: str) -> Callable[[], IO[bytes]]:
+    return lambda: zf.open(name)
 
 
 def _stream(where: str, opener: Callable[[], IO[bytes]], counter: list[int]) -> Iterator[Item | Problem]:
@@ -308,10 +323,12 @@ class _Tree:
     def newest(self, nid: str) -> Iterator[str]:
         """From `nid` down, taking the newest (last) child at each fork."""
         seen: set[str] = set()
-        while nid is not None and nid not in seen:
-            seen.add(nid)
-            yield nid
-            nid = (self.children(nid) or [None])[-1]
+        at: str | None = nid
+        while at is not None and at not in seen:
+            seen.add(at)
+            yield at
+            kids = self.children(at)
+            at = kids[-1] if kids else None
 
     def exchanges(self, ids: Iterable[str], limit: int = 0) -> list[_Exchange]:
         """The exchanges along a branch: each visible prompt starts one (`limit`: stop after that many)."""

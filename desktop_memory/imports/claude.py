@@ -21,46 +21,23 @@ before ijson's C backend sees them (it would otherwise stop reading the file the
 
 from __future__ import annotations
 
-import codecs
-import datetime as dt
 import re
 import zipfile
-import zlib
 from collections import defaultdict
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from decimal import Decimal
 from pathlib import Path, PurePosixPath
-from typing import IO, Any
+from typing import Any
 from urllib.parse import quote
 
-import ijson
-
-from ..core.models import in_range
 from ..core.text import one_line, utf8_safe
 from . import Item, Problem
+from ._shared import DAMAGE, Unreadable, elements, first_words, kind, parse_time, shortened
 
 APP = "Claude"
 ATTACHMENT_CHARS = 20_000  # an attachment's extracted text kept in the prompt; the rest is left out, and said so
-TITLE_WORDS = 8
-TITLE_CHARS = 60
 SNIFF_BYTES = 4096
-_BOM = b"\xef\xbb\xbf"
-_SPACE = b" \t\r\n"
-_CHUNK = 65536
-_ESCAPE = re.compile(r"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _PLACEHOLDER = re.compile(r"`{3}\s*This block is not supported on your current device yet\.?\s*`{3}")
-# what reading a damaged file or zip raises (ijson's errors, a bad CRC or deflate stream, a cut file, bytes that
-# are not UTF-8 for ijson's Python backend, an encrypted or unsupported zip member)
-DAMAGE = (ijson.JSONError, zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, RuntimeError,
-           NotImplementedError)
-
-
-class Unreadable(Exception):
-    """A conversation (or file) that cannot be read; the message says why in one line."""
-
-
 def sniff(path: Path) -> bool:
     """A .zip with a conversations.json of Claude's shape, or a .json whose first KB are; never a ChatGPT
     export (its conversations carry "mapping" and "current_node")."""
@@ -98,6 +75,13 @@ def _looks_like_claude(head: bytes, names: set[str]) -> bool:
     if '"chat_messages"' in text:
         return True
     return '"uuid"' in text and ('"account"' in text or bool({"users.json", "projects.json"} & names))
+
+
+def inside(zf: zipfile.ZipFile) -> list[str]:
+    """The files of a zipped export this reader reads (to say what was found)."""
+    member = _member(zf)
+    return [member] if member else []
+
 
 
 def read(path: Path) -> Iterator[Item | Problem]:
@@ -257,7 +241,7 @@ def _objects(raw: dict[str, Any], key: str, n: int, names_allowed: bool = False)
 def _thread(messages: list[_Message], leaf_uuid: str | None) -> list[_Exchange]:
     """The exchanges along the latest branch, each with the alternatives beside it as versions; the list's own
     order when the messages carry no parent links (older exports) or the links do not make a tree."""
-    by_uuid = {m.uuid: m for m in messages if m.uuid}
+    by_uuid: dict[str | None, _Message] = {m.uuid: m for m in messages if m.uuid}
     children: dict[str | None, list[_Message]] = defaultdict(list)
     for m in messages:
         children[m.parent].append(m)
@@ -354,105 +338,6 @@ def _shorten(text: str) -> str:
     return f"{head.strip()}\n[… shortened: {len(text):,} characters in all]"
 
 
-def first_words(text: str) -> str:
-    words = text.split()
-    title = " ".join(words[:TITLE_WORDS])
-    if len(title) > TITLE_CHARS:
-        return title[: TITLE_CHARS - 1].rstrip() + "…"
-    return title + ("…" if len(words) > TITLE_WORDS else "")
-
-
-# Shared with the other JSON readers (gemini.py): the elements of an exported array, times, kinds of values
-
-
-def elements(path: Path, choose: Callable[[zipfile.ZipFile], str | None], wanted: str,
-             what: str) -> Iterator[tuple[int, Any] | Problem]:
-    """(index from 1, element) of the export's top-level JSON array, streamed from the file or from the zip
-    member `choose` picks; one Problem for the file instead when it cannot be read ("the zip holds no
-    <wanted>"), or after the elements read when it breaks off. `what` names one element."""
-    index = 0
-    try:
-        with ExitStack() as stack:
-            if path.suffix.lower() == ".zip" or (path.is_file() and zipfile.is_zipfile(path)):
-                archive = stack.enter_context(zipfile.ZipFile(path))
-                if (member := choose(archive)) is None:
-                    raise Unreadable(f"the zip holds no {wanted}")
-                stream = stack.enter_context(archive.open(member))
-            else:
-                stream = stack.enter_context(path.open("rb"))
-            for raw in ijson.items(json_array(stream, f"{what}s"), "item"):
-                index += 1
-                yield index, raw
-    except Unreadable as e:
-        yield Problem(one_line(path.name), one_line(str(e)))
-    except DAMAGE as e:
-        if isinstance(e, (ijson.JSONError, ValueError)):
-            why = "the file is damaged or cut short" if index else "the file is not valid JSON"
-        else:
-            why = f"the file cannot be read ({shortened(str(e) or type(e).__name__, 80)})"
-        after = f" after {what} {index}; the {what}s before it were read" if index else ""
-        yield Problem(one_line(path.name), one_line(why + after))
-
-
-def json_array(stream: IO[bytes], what: str) -> _Clean:
-    """The stream past a byte order mark and white space, checked to open a JSON array, made safe for ijson."""
-    head = b""
-    while len(head) < len(_BOM) and (more := stream.read(len(_BOM) - len(head))):
-        head += more
-    if head.startswith(_BOM):
-        head = head[len(_BOM):]
-    while not (rest := head.lstrip(_SPACE)):
-        head = stream.read(256)
-        if not head:
-            raise Unreadable("the file is empty")
-    if rest[:1] != b"[":
-        raise Unreadable(f"not a list of {what} (the file is not a JSON array)")
-    return _Clean(rest, stream)
-
-
-class _Clean:
-    """A JSON byte stream made safe for ijson's C backend (yajl): bytes that are not UTF-8 become U+FFFD, and so
-    does the escape of a lone surrogate ("\\udc00", a "\\ud83d" without its pair), which yajl turns into bytes
-    Python cannot decode, losing the rest of the file."""
-
-    _KEEP = 11  # held back at a chunk's end: a surrogate pair's escape is 12 characters
-
-    def __init__(self, head: bytes, stream: IO[bytes]) -> None:
-        self._stream = stream
-        self._pending = head
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._carry = ""
-        self._done = False
-
-    def read(self, size: int = -1) -> bytes:
-        if size == 0:
-            return b""
-        out = ""
-        while not out and not self._done:
-            chunk, self._pending = self._pending or self._stream.read(_CHUNK), b""
-            self._done = not chunk
-            text = self._carry + self._decoder.decode(chunk, final=self._done)
-            out, self._carry = _escapes_fixed(text, len(text) if self._done else max(0, len(text) - self._KEEP))
-        return out.encode("utf-8")
-
-
-def _escapes_fixed(text: str, cut: int) -> tuple[str, str]:
-    """(text up to about `cut` with every lone surrogate escape made "\\ufffd", the rest to carry over).
-    Escapes are matched from the start, so "\\\\udc00" (an escaped backslash, then "udc00") stays."""
-    if "\\" not in text:
-        return text[:cut], text[cut:]
-    parts, pos = [], 0
-    for match in _ESCAPE.finditer(text):
-        if match.start() >= cut:
-            break
-        escape = match.group()
-        parts += [text[pos:match.start()], escape if escape == "\\\\" or len(escape) == 12 else "\\ufffd"]
-        pos = match.end()
-    end = max(cut, pos)
-    parts.append(text[pos:end])
-    return "".join(parts), text[end:]
-
-
 def _optional_text(raw: dict[str, Any], key: str, what: str) -> str:
     value = raw.get(key)
     if value is None:
@@ -460,35 +345,3 @@ def _optional_text(raw: dict[str, Any], key: str, what: str) -> str:
     if not isinstance(value, str):
         raise Unreadable(f"{what} is {kind(value)}, not text")
     return value
-
-
-def parse_time(value: Any, what: str) -> tuple[float | None, str | None]:
-    """(epoch seconds, the source's text) of an ISO 8601 time; (None, None) when there is none. A time without
-    a zone is taken as UTC (exports write UTC), so that an id or a session never depends on the machine."""
-    if value is None:
-        return None, None
-    if not isinstance(value, str):
-        raise Unreadable(f"{what} is {kind(value)}, not a time")
-    try:
-        moment = dt.datetime.fromisoformat(value.strip())
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=dt.UTC)
-        ts = moment.timestamp()
-    except (ValueError, OverflowError):
-        ts = None
-    if ts is None or not in_range(ts):
-        raise Unreadable(f'{what} "{shortened(value, 40)}" is not a time from 1970 to 2999')
-    return ts, utf8_safe(value.strip())
-
-
-def kind(value: Any) -> str:
-    """What a JSON value is, for a Problem ("a number", "a list", ...)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    # ijson reads a number with a fraction or exponent as a Decimal (a float could overflow)
-    kinds = ((type(None), "null"), ((int, float, Decimal), "a number"), (str, "a string"), (list, "a list"))
-    return next((name for types, name in kinds if isinstance(value, types)), "an object")
-
-
-def shortened(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

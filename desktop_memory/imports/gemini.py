@@ -41,7 +41,7 @@ from typing import Any
 
 from ..core.text import one_line, utf8_safe
 from . import Item, Problem
-from .claude import DAMAGE, Unreadable, elements, first_words, kind, parse_time
+from ._shared import DAMAGE, Unreadable, elements, first_words, kind, parse_time
 
 APP = "Gemini"
 SESSION_GAP = 30 * 60  # seconds between two records of one session at most
@@ -105,6 +105,13 @@ def _choose(archive: zipfile.ZipFile) -> str | None:
         raise Unreadable("this Takeout has My Activity for Gemini Apps as HTML, which is not read: export it again "
                          "choosing JSON as My Activity's format")
     return member
+
+
+def inside(zf: zipfile.ZipFile) -> list[str]:
+    """The files of a zipped export this reader reads (to say what was found)."""
+    member = _member(zf) or _html_member(zf)
+    return [member] if member else []
+
 
 
 def read(path: Path) -> Iterator[Item | Problem]:

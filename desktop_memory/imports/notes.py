@@ -292,7 +292,7 @@ class _Note:
             return self._bad(f"front matter over {MAX_FRONT_MATTER:,} characters", text)
         try:
             data = yaml.load(block, Loader=_TextLoader) if fence == "---" else tomllib.loads(block)
-        except Exception as e:  # PyYAML raises more than YAMLError on odd input (explicit tags, deep nesting)
+        except Exception as e:  # noqa: BLE001 - PyYAML raises more than YAMLError on odd input (explicit tags, deep nesting)
             mark = getattr(e, "problem_mark", None)
             at = f" (line {mark.line + 2})" if mark is not None else ""
             return self._bad(f"front matter is not valid {'YAML' if fence == '---' else 'TOML'}{at}", text)

@@ -6,8 +6,10 @@ import dataclasses
 import html
 import logging
 import re
+import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QCursor, QDesktopServices, QGuiApplication, QKeySequence
@@ -35,6 +37,7 @@ from .. import paths
 from ..capture import paste
 from ..core.context import FORMATS
 from ..core.errors import InvalidInput
+from ..core.lines import MIN_LINE_LIMIT, Overlong
 from ..engine.settings import Settings
 from ..service import ImportReport
 from ..service.protocol import MemoryOperations
@@ -43,6 +46,11 @@ from . import autostart
 from .bridge import EngineBridge
 from .importing import ChunkedImport
 from .rules_editor import RulesEditor
+
+if TYPE_CHECKING:
+    from ..imports.feed import Feed
+
+PROGRESS_S = 5.0  # between two "Importing: N memories so far" notices
 
 log = logging.getLogger(__name__)
 
@@ -383,16 +391,44 @@ class SettingsWindow(QDialog):
                            self._show_error, long=True)
 
     def _choose_import(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Import memories", str(Path.home()), "JSON Lines (*.jsonl)")
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Import memories", str(Path.home()),
+            "What desktop-memory imports (*.zip *.json *.jsonl *.ndjson *.md *.markdown *.txt);;"
+            "ChatGPT, Claude or Gemini export (*.zip *.json);;JSON Lines (*.jsonl);;Notes (*.md *.markdown *.txt);;"
+            "All files (*)")
         if path:
             self.import_from(Path(path))
 
     def import_from(self, source: Path) -> None:
-        def done(report: ImportReport) -> None:
-            skipped = f" ({len(report.errors)} bad lines skipped)" if report.errors else ""
-            self.notice.emit(f"Imported {report.added} new memories{skipped}")
+        """A JSON Lines file, another tool's export, a note or a folder of notes (imports/feed.py recognises it,
+        as the CLI's import does); a notice every PROGRESS_S while it runs, then what it did."""
+        feeds: list[Feed] = []
+        last = [time.monotonic()]
 
-        self._import = ChunkedImport(self.bridge, lambda: _open_jsonl(source), done=done, failed=self._show_error)
+        def progress(report: ImportReport) -> None:
+            if time.monotonic() - last[0] >= PROGRESS_S:
+                last[0] = time.monotonic()
+                self.notice.emit(f"Importing: {report.added + report.related:,} memories so far")
+
+        def done(report: ImportReport) -> None:
+            problems = len(feeds[0].problems) + feeds[0].more_problems if feeds else 0
+            skipped = f" ({len(report.errors)} bad records skipped)" if report.errors else ""
+            skipped += f" ({problems} parts could not be read)" if problems else ""
+            updated = f", {report.updated} updated" if report.updated else ""
+            self.notice.emit(f"Imported {report.added + report.related} new memories{updated}{skipped}")
+
+        def open_source() -> Iterable[str | bytes | Overlong] | IO[bytes]:
+            from ..imports.feed import KNOWN, Feed, recognise  # the readers (ijson, PyYAML) when first used
+
+            found = recognise(source)
+            if found is None:
+                raise InvalidInput(f"{source.name} is not a format desktop-memory imports; it imports: {KNOWN}")
+            if found.jsonl:
+                return _open_jsonl(source)
+            feeds.append(Feed(found, MIN_LINE_LIMIT))
+            return feeds[0].lines()
+
+        self._import = ChunkedImport(self.bridge, open_source, done=done, failed=self._show_error, progress=progress)
         self._import.start()
 
     def _confirm_erase(self) -> None:

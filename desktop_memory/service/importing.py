@@ -8,6 +8,7 @@ on the embedding lane.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, wait
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from ..core.errors import InvalidInput
 from ..core.models import Memory, Version, from_iso
 from ..core.text import check_content, content_hash, decode
 from ..engine import failures, records
+from ..engine.store import IMPORT_SESSIONS
 from .ingest import Ingest, Prepared, redact
 from .reports import IMPORT_BATCH, IMPORT_BATCH_BYTES, AddResult, ImportReport
 from .vector_sync import no_vectors
@@ -40,6 +42,9 @@ class Importer:
 
     def __init__(self, ingest: Ingest) -> None:
         self.ingest = ingest
+        # the import keys of records prepared and not yet committed: memory id -> (session key, external id)
+        self._keys: dict[str, tuple[str, str]] = {}
+        self._changed = False  # an import updated a stored memory's text (its vector is queued again)
 
     def import_records(self, lines: Iterable[str | bytes | records.Overlong], *,
                        progress: Callable[[ImportReport], None] | None = None) -> ImportReport:
@@ -52,6 +57,12 @@ class Importer:
         batch is committed before `progress` acknowledges it. A full disk, a read-only folder or a
         damaged database stops the import with a StorageError that says how many records were stored
         and after which line nothing was.
+
+        A record with an `external_id` (its identity in another tool's export, imports/feed.py) that is stored
+        already is not added again: the same text is a duplicate (nothing written), another text (an answer
+        regenerated or edited in a newer export) replaces the stored one, which is kept as a version
+        (`updated`). Records with a `session` key go into one session per key (`Store.join_keyed_session`),
+        moved there once committed, so the exchanges of one conversation are neighbours whatever their times.
         """
         ingest = self.ingest
         report = ImportReport()
@@ -65,8 +76,12 @@ class Importer:
             nonlocal through
             b = waiting[0]  # stays "unacknowledged" until its commit and what follows it have returned
             vecs = b.vectors.result() if b.vectors is not None else no_vectors()
-            for r in b.results + ingest.commit(b.fresh, vecs, b.later):
+            results = b.results + ingest.commit(b.fresh, vecs, b.later)
+            self._join_sessions(results)
+            for r in results:
                 report.count(r)
+            for p in b.lines:
+                self._keys.pop(p.memory.id, None)
             through = b.lines[-1].line
             waiting.pop(0)
             if progress:
@@ -90,6 +105,8 @@ class Importer:
             for number, raw in enumerate(lines, start=1):
                 if (p := self._line(number, raw, limit, report)) is None:
                     continue
+                if p.memory.id in self._keys and self._known(p, report):
+                    continue
                 batch.append(p)
                 size += len(p.memory.content) + sum(len(v.content) for v in p.versions)
                 if len(batch) >= IMPORT_BATCH or size >= IMPORT_BATCH_BYTES:
@@ -98,6 +115,11 @@ class Importer:
                 flush()
             if waiting:
                 finish()
+            if self._changed:  # the new texts of updated memories: embedded and indexed now
+                self._changed = False
+                ingest.forget_recent()
+                ingest.vectors.sync()
+                ingest.on_stored()
         except Exception as exc:
             unacknowledged = [p for b in waiting for p in b.lines] + batch
             error = failures.storage_error(exc, detail=self._how_far(report, through, unacknowledged))
@@ -105,6 +127,7 @@ class Importer:
                 raise
             raise error from exc
         finally:  # after an error, let the batch being embedded finish before the engine is used again
+            self._keys.clear()
             for b in waiting:
                 if b.vectors is not None:
                     wait([b.vectors])
@@ -126,6 +149,51 @@ class Importer:
         except InvalidInput as exc:
             report.errors.append((number, str(exc)))
             return None
+
+    def _known(self, p: Prepared, report: ImportReport) -> bool:
+        """True when the record's identity in its source is stored already (then counted here): the same text is
+        a duplicate, nothing written but what a newer export adds (a version, the session); another text
+        replaces the stored one, kept as a version."""
+        store = self.ingest.store
+        session, external_id = self._keys[p.memory.id]
+        if not external_id or (existing := store.by_external_id(external_id)) is None:
+            return False
+        del self._keys[p.memory.id]
+        new = p.memory
+        have = {v.content_hash for v in store.versions(existing.id)} | {existing.content_hash}
+        versions = [v for v in p.versions if v.content_hash not in have]
+        if new.content_hash != existing.content_hash:
+            versions.append(Version(0, existing.content, existing.content_hash, existing.created_at,
+                                    new.updated_at, existing.redactions))
+        sid = str(uuid.uuid5(IMPORT_SESSIONS, session)) if session else existing.session_id
+        if versions or new.content_hash != existing.content_hash or sid != existing.session_id:
+            with store.transaction():
+                for v in versions:
+                    store.add_version(existing.id, v)
+                if new.content_hash != existing.content_hash:
+                    store.update(existing.id, content=new.content, content_hash=new.content_hash,
+                                 redactions=max(existing.redactions, new.redactions), updated_at=new.updated_at)
+                if session:
+                    store.join_keyed_session(existing.id, session, source=new.source, source_app=new.source_app,
+                                             title=new.title or existing.title, at=existing.created_at)
+        if new.content_hash != existing.content_hash:
+            report.updated += 1
+            report.redacted += sum(p.redactions.values())
+            self._changed = True
+        else:
+            report.count(AddResult(existing, "duplicate", {}))
+        return True
+
+    def _join_sessions(self, results: list[AddResult]) -> None:
+        """New memories of records with a session key moved into that key's session (one transaction)."""
+        moves = [(r.memory, self._keys[r.memory.id][0]) for r in results
+                 if r.status in ("added", "related") and self._keys.get(r.memory.id, ("", ""))[0]]
+        if not moves:
+            return
+        with self.ingest.store.transaction():
+            for m, key in moves:
+                m.session_id = self.ingest.store.join_keyed_session(
+                    m.id, key, source=m.source, source_app=m.source_app, title=m.title, at=m.created_at)
 
     def _how_far(self, report: ImportReport, through: int, unacknowledged: list[Prepared]) -> str:
         """How far an import that stopped got: what is stored (acknowledged or not) and where it ended."""
@@ -152,11 +220,15 @@ class Importer:
     def _record(self, raw: str) -> tuple[Memory, dict[str, int], list[Version]]:
         """One import line, validated (engine/records.py), then prepared like any text given to `add`."""
         rec = records.parse_line(raw)
-        return *self.ingest.prepare(
+        metadata = {**rec.metadata, "external_id": rec.external_id} if rec.external_id else rec.metadata
+        memory, counts = self.ingest.prepare(
             rec.content, source=rec.source or "import", title=rec.title, tags=rec.tags, pinned=rec.pinned,
-            metadata=rec.metadata, created_at=rec.created_at, source_app=rec.source_app,
+            metadata=metadata, created_at=rec.created_at, source_app=rec.source_app,
             source_url=rec.source_url, importance=rec.importance,
-        ), self._import_versions([v.model_dump() for v in rec.versions])
+        )
+        if rec.session or rec.external_id:
+            self._keys[memory.id] = (rec.session, rec.external_id)
+        return memory, counts, self._import_versions([v.model_dump() for v in rec.versions])
 
     def _import_versions(self, raw: Any) -> list[Version]:
         """The "versions" of an exported record (earlier texts), normalised and redacted like content."""

@@ -20,11 +20,13 @@ class ImportReport:
     related: int = 0  # new memories grouped with a look-alike (kept, not merged)
     redacted: int = 0
     errors: list[tuple[int, str]] = field(default_factory=list)
+    updated: int = 0  # a record whose identity in its source (external_id) was stored with another text: the
+    #                   stored memory took the new text, the old one kept as a version
 
     @property
     def stored(self) -> int:
-        """Records acknowledged: new memories (related or not) and duplicates."""
-        return self.added + self.related + self.duplicates
+        """Records acknowledged: new memories (related or not), updated ones and duplicates."""
+        return self.added + self.related + self.duplicates + self.updated
 
     def count(self, result: AddResult) -> None:
         """Count one stored record."""
@@ -38,7 +40,8 @@ class ImportReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"added": self.added, "duplicates": self.duplicates, "related": self.related,
-                "redacted": self.redacted, "errors": [{"line": n, "error": e} for n, e in self.errors]}
+                "redacted": self.redacted, "updated": self.updated,
+                "errors": [{"line": n, "error": e} for n, e in self.errors]}
 
 
 @dataclass

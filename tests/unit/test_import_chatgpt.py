@@ -645,3 +645,27 @@ def test_a_large_export_is_read_in_bounded_memory(tmp_path):
         tracemalloc.stop()
     assert seen == count
     assert size > 20_000_000 and peak < size / 20, (size, peak)
+
+
+def test_huge_and_very_precise_numbers_neither_crash_nor_lose_precision_silently(tmp_path):
+    """ijson reads a number with a fraction as a Decimal and an integer as an int, never a float that could
+    overflow: a time of 1e400 or a 30-digit integer is a bad time (said once), a time with 15 decimals is read to
+    a float's precision, a huge number where text belongs is a Problem; the exchange is still read."""
+    raw = ('[{"id": "c1", "title": "big", "create_time": 1e400, "mapping": {'
+           '"a": {"id": "a", "message": null, "parent": null, "children": ["b"]},'
+           '"b": {"id": "b", "parent": "a", "children": ["c"], "message": {"author": {"role": "user"},'
+           ' "create_time": 123456789012345678901234567890, "metadata": {"x": 1.00000000000000000000001},'
+           ' "content": {"content_type": "text", "parts": ["hi", 12345678901234567890123456789]}}},'
+           '"c": {"id": "c", "parent": "b", "children": [], "message": {"author": {"role": "assistant"},'
+           ' "create_time": 1700000000.123456789012345, "content": {"content_type": "text", "parts": ["hello"]}}}'
+           '}, "current_node": "c"}]')
+    path = tmp_path / "conversations.json"
+    path.write_text(raw)
+    items, problems = read(path)
+    assert [i.content for i in items] == ["You: hi\n\nChatGPT: hello"]
+    assert items[0].created_at is None  # the prompt's time and the conversation's are out of range
+    assert len(problems) == 1 and "not text but a JSON number" in problems[0].message
+    assert "2 more problems" in problems[0].message
+    path.write_text(raw.replace("123456789012345678901234567890", "1700000000.123456789012345"))
+    items, _ = read(path)
+    assert items[0].created_at == pytest.approx(1700000000.123456789, abs=1e-6)

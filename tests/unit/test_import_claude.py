@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from desktop_memory.core.text import utf8_safe
-from desktop_memory.imports import Item, Problem, claude
+from desktop_memory.imports import Item, Problem, _shared, claude
 
 ROOT = "00000000-0000-4000-8000-000000000000"
 PLACEHOLDER = "\n\n```\nThis block is not supported on your current device yet.\n```\n\n"
@@ -245,7 +245,7 @@ class Trickle:
 def test_lone_surrogate_escapes_and_bad_bytes_become_replacement_characters_across_chunks(step):
     raw = (b'\xef\xbb\xbf ["a\\udc00b", "\\ud83d\\ude00", "x\\\\udc00y", "\\ud800\\ud800", "caf\xc3\xa9", '
            b'"bad \xff byte", "\\u00e9\\n\\\\", "end\\ud83d"]')
-    values = list(ijson.items(claude.json_array(Trickle(raw, step), "values"), "item"))
+    values = list(ijson.items(_shared.json_array(Trickle(raw, step), "values"), "item"))
     assert values == ["a\ufffdb", "😀", "x\\udc00y", "\ufffd\ufffd", "café", "bad \ufffd byte", "é\n\\", "end\ufffd"]
 
 
