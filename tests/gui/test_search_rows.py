@@ -271,7 +271,8 @@ def test_the_preview_opens_a_long_memory_at_the_passage_that_matched(qtbot) -> N
     pane.resize(500, 300)
     pane.show()
     deep = "Die Rotation des Staging-Passworts erfolgt jeden zweiten Dienstag 🔑 um 09:00 UTC."
-    text = "Notizen 📝 zur Planung\n" + "Punkt für Punkt besprochen 😀 und Verantwortliche benannt.\n" * 600 + deep + "\nEnde"
+    line = "Punkt für Punkt besprochen 😀 und Verantwortliche benannt.\n"
+    text = "Notizen 📝 zur Planung\n" + line * 600 + deep + "\nEnde"
     start = text.index(deep)
     pane.show_memory(small_memory(3, text), Passage(start, start + len(deep)))
     assert pane.editor.textCursor().selectedText() == deep
