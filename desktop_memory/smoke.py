@@ -1,9 +1,10 @@
 """`desktop-memory --smoke-test`: prove an installation works, in a throw-away data folder.
 
 Opens a new database, embeds, enriches one memory with the bundled GGUF, searches by words and by
-meaning, builds context, and (with a display) starts Qt and shows the tray icon for a moment. Prints one
-line per step and exits 0, or names the step that failed and exits 1. Used by the installers' checks
-on the frozen app, and works the same from source.
+meaning, builds context, imports a ChatGPT export (a zip: the readers and ijson's backend are bundled),
+finds a long text by its passage, and (with a display) starts Qt and shows the tray icon for a moment.
+Prints one line per step and exits 0, or names the step that failed and exits 1. Used by the installers'
+checks on the frozen app, and works the same from source.
 """
 
 from __future__ import annotations
@@ -22,6 +23,41 @@ def _step(name: str, fn: Callable[[], Any]) -> Any:
     value = fn()
     print(f"ok  {name} ({(time.perf_counter() - started) * 1000:.0f} ms)", flush=True)
     return value
+
+
+def _import_export(service: Any, home: Path) -> Any:
+    """A ChatGPT export as the service delivers it (conversations.json in a zip), recognised and imported."""
+    import json
+    import zipfile
+
+    from .imports.feed import Feed, recognise
+
+    def node(nid: str, parent: str | None, role: str | None, text: str) -> dict[str, Any]:
+        message = None if role is None else {
+            "id": nid, "author": {"role": role}, "create_time": 1_700_000_000.0,
+            "content": {"content_type": "text", "parts": [text]}, "metadata": {}, "recipient": "all"}
+        return {"id": nid, "message": message, "parent": parent, "children": []}
+
+    mapping = {"root": node("root", None, None, ""), "u1": node("u1", "root", "user", "What is the smoke test for?"),
+               "a1": node("a1", "u1", "assistant", "It proves an installation reads exports: ijson and the readers.")}
+    mapping["root"]["children"], mapping["u1"]["children"] = ["u1"], ["a1"]
+    conversation = {"id": "smoke-1", "title": "Smoke", "create_time": 1_700_000_000.0, "mapping": mapping,
+                    "current_node": "a1"}
+    export = home / "chatgpt-export.zip"
+    with zipfile.ZipFile(export, "w") as zf:
+        zf.writestr("conversations.json", json.dumps([conversation]))
+    found = recognise(export)
+    if found is None or found.name != "ChatGPT export":
+        raise RuntimeError(f"the export was not recognised ({found})")
+    return service.import_records(Feed(found, 1 << 24).lines())
+
+
+def _long_text(service: Any) -> Any:
+    """A long text whose answer is deep inside: found, and its passage is the part that answers."""
+    filler = "".join(f"Paragraph {i} of the planning notes lists owners and open questions for the launch.\n\n"
+                     for i in range(60))
+    service.add(filler + "The staging password rotates every second Tuesday at nine.\n\n" + filler, source="cli")
+    return service.search("when does the staging password rotate", limit=3)
 
 
 def _tray() -> str:
@@ -56,6 +92,13 @@ def run() -> int:
             step = "building context"
             ctx = _step(step, lambda: service.context("when does the beta ship?", budget=200))
             assert "March 3rd" in ctx.text, "the context missed the memory"
+            step = "importing a ChatGPT export"
+            report = _step(step, lambda: _import_export(service, Path(home)))
+            assert report.added == 1, f"the export's exchange was not imported ({report.to_dict()})"
+            step = "finding a long text by its passage"
+            hits = _step(step, lambda: _long_text(service))
+            assert hits and hits[0].passage is not None and "Tuesday" in hits[0].passage.of(hits[0].memory), \
+                "the passage that answers was not found"
         if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("QT_QPA_PLATFORM") \
                 or not sys.platform.startswith("linux"):
             step = "starting Qt"
