@@ -16,15 +16,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from desktop_memory.engine.store import Store
 from tests.fuzz.cli_runner import Run, cli
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("engine_in_process")]
+HUNT = "DESKTOP_MEMORY_IMPORT_EXAMPLES" in os.environ  # a hunt: new examples each run, failures shrunk
 EXAMPLES = settings(max_examples=int(os.environ.get("DESKTOP_MEMORY_IMPORT_EXAMPLES", "15")), deadline=None,
-                    database=None, derandomize="DESKTOP_MEMORY_IMPORT_EXAMPLES" not in os.environ,
+                    database=None, derandomize=not HUNT, print_blob=True,
+                    phases=list(Phase) if HUNT else [Phase.explicit, Phase.generate],  # each example: 2-3 imports
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 # odd but valid text: combining marks, right-to-left runs and marks, emoji sequences, other scripts, odd spaces
@@ -190,10 +192,9 @@ def conversation(draw: st.DrawFn, ex: Export, index: int) -> dict[str, Any] | An
     if broken != "no" and not (broken == "cycle" and len(tree.mapping) <= 1):
         ex.maybe.update(mine)
         return conv
-    if not isinstance(current, str) or current == "" or current not in tree.mapping:
-        if current in (12, ""):  # not a node: the conversation is refused as a whole
-            ex.maybe.update(mine)
-            return conv
+    if current in (12, ""):  # not a node: the conversation is refused as a whole
+        ex.maybe.update(mine)
+        return conv
     for p in mine:
         ex.expected[p] = index
     ex.leaves[index] = tree.leaf
@@ -294,3 +295,158 @@ def test_generated_chatgpt_exports_import_each_exchange_once(ex: Export, ascii_o
         assert new == added and len(after) == len(stored) + added, (newer.out, newer.err[-2000:])
         assert "updated" not in newer.out
         check(ex, after)
+
+
+# -- Claude: a smaller check of the same kind --------------------------------------------------------------------
+def claude_message(uuid: str, sender: str, blocks: list[dict[str, Any]], at: Any, parent: str | None
+                   ) -> dict[str, Any]:
+    text = "\n".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+    m = {"uuid": uuid, "text": text, "content": blocks, "sender": sender, "created_at": at, "updated_at": at,
+         "attachments": [], "files": []}
+    if parent is not None:
+        m["parent_message_uuid"] = parent
+    return m
+
+
+@st.composite
+def claude_conversation(draw: st.DrawFn, ex: Export, index: int) -> Any:
+    broken = draw(st.sampled_from(["no"] * 6 + ["not an object", "messages not a list", "no sender", "bad date",
+                                                "NaN"]))
+    if broken == "not an object":
+        return draw(st.sampled_from([3, "x", [], None]))
+    linked = draw(st.booleans())
+    messages: list[dict[str, Any]] = []
+    last: str | None = "00000000-0000-4000-8000-000000000000" if linked else None
+    mine: list[str] = []
+    leaf_given = False
+    for k in range(draw(st.integers(1, 4))):
+        prompt, amk, hidden = ex.next("p"), ex.next("a"), ex.next("h")
+        ex.absent.add(hidden)
+        at = f"2025-0{1 + k % 9}-0{1 + index % 9}T10:00:0{k % 10}Z"
+        human = f"c{index}-h{k}"
+        messages.append(claude_message(human, "human", [{"type": "text", "text": f"{prompt} {draw(text_bits)}"}],
+                                       at, last if linked else None))
+        blocks = [{"type": "thinking", "thinking": hidden},
+                  {"type": "tool_use", "name": "web_search", "input": {"query": hidden}, "id": "t"},
+                  {"type": "tool_result", "name": "web_search", "content": [{"type": "text", "text": hidden}]},
+                  {"type": "text", "text": f"{amk} {draw(text_bits)}"}]
+        answer_id = f"c{index}-a{k}"
+        if linked and draw(st.integers(0, 3)) == 0:  # a regenerated answer beside the one shown
+            alt = ex.next("r")
+            ex.absent.add(alt)
+            messages.append(claude_message(f"c{index}-r{k}", "assistant", [{"type": "text", "text": alt}], at, human))
+            leaf_given = True
+        messages.append(claude_message(answer_id, "assistant", draw(st.permutations(blocks)), at,
+                                       human if linked else None))
+        last = answer_id
+        mine.append(prompt)
+        ex.answers[amk] = prompt
+    conv: dict[str, Any] = {"uuid": f"claude-{index}-{draw(st.uuids())}", "name": draw(st.one_of(text_bits, st.none())),
+                            "created_at": "2025-01-01T00:00:00Z", "updated_at": None,
+                            "account": {"uuid": "acc"}, "chat_messages": messages}
+    if leaf_given:
+        conv["current_leaf_message_uuid"] = last
+    if broken == "messages not a list":
+        conv["chat_messages"] = draw(st.sampled_from(["x", 5, {"a": 1}]))
+    elif broken == "no sender":
+        messages[draw(st.integers(0, len(messages) - 1))].pop("sender")
+    elif broken == "bad date":
+        messages[draw(st.integers(0, len(messages) - 1))]["created_at"] = draw(st.sampled_from(
+            ["yesterday", "2025-13-45T00:00:00Z", 5, []]))
+    elif broken == "NaN":  # not JSON, but json.dumps writes it: this conversation is refused, not the rest
+        conv["updated_at"] = draw(st.sampled_from([float("nan"), float("inf"), -float("inf")]))
+    if broken != "no":
+        ex.maybe.update(mine)
+        ex.maybe.update(a for a, p in list(ex.answers.items()) if p in mine)
+        for a in [a for a, p in ex.answers.items() if p in mine]:
+            ex.answers.pop(a)
+        return conv
+    for p in mine:
+        ex.expected[p] = index
+    return conv
+
+
+@settings(EXAMPLES, max_examples=max(5, EXAMPLES.max_examples // 2))
+@given(data=st.data())
+def test_generated_claude_exports_import_each_exchange_once(data: Any) -> None:
+    ex = Export()
+    ex.conversations = [data.draw(claude_conversation(ex, i)) for i in range(data.draw(st.integers(1, 4)))]
+    with tempfile.TemporaryDirectory(prefix="dm-claude-") as tmp:
+        folder, path = Path(tmp) / "data", Path(tmp) / "claude.zip"
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("conversations.json", json.dumps(ex.conversations, ensure_ascii=data.draw(st.booleans())))
+            zf.writestr("users.json", "[]")
+        run, new = imported(folder, path)
+        stored = memories(folder)
+        assert new == len(stored) >= len(ex.expected), (run.out, run.err[-2000:])
+        check(ex, stored)
+        again, new = imported(folder, path)
+        assert new == 0 and "updated" not in again.out and len(memories(folder)) == len(stored), again.out
+
+
+# -- Markdown folders and Obsidian vaults --------------------------------------------------------------------------
+FRONT = [
+    "---\ntitle: {m}\ntags: [a, b, 日本]\n---\n", "---\ntitle: 2024\ncreated: 2021-03-04\n---\n",
+    "---\ntitle: 3.14\ntags: 5\naliases: [x, {{y: 1}}]\n---\n", "---\ntitle: [unclosed\n---\n",
+    "---\n- a list\n- not a mapping\n---\n", "---\ncreated: not a date\ndate: 1e400\n---\n",
+    "---\ntitle: yes\ncreated: 9999-12-31\n---\n", "---\nunclosed: front matter\n", "+++\ntitle = 'toml'\n+++\n",
+    "+++\nbroken toml = = \n+++\n", "---\n---\n", "---\n: : :\n\t- tab\n---\n", "",
+]
+
+
+@st.composite
+def vault(draw: st.DrawFn, root: Path, outside: Path, ex: Export) -> bool:
+    """Notes in `root` (an Obsidian vault or not), with what must be skipped; True when a vault."""
+    obsidian = draw(st.booleans())
+    if obsidian:
+        (root / ".obsidian").mkdir(parents=True)
+        hidden = ex.next("h")
+        ex.absent.add(hidden)
+        (root / ".obsidian" / "workspace.md").write_text(f"{hidden}\n")
+    for n in range(draw(st.integers(1, 6))):
+        mk = ex.next("p")
+        sub = root / draw(st.sampled_from(["", "Trips", "Ünïcode dir", "a/b/c"]))
+        sub.mkdir(parents=True, exist_ok=True)
+        name = draw(st.sampled_from(["note", "Ноты", "日記", "with space", "2024-01-05", "#hash"])) + f"-{n}"
+        body = f"{mk} {draw(text_bits)}\n#tag-{n} [[Other note]] ![[pic.png]]\n"
+        front = draw(st.sampled_from(FRONT)).format(m=draw(st.sampled_from(["T", "'quoted: colon'", "- x"])))
+        ext = draw(st.sampled_from([".md", ".md", ".markdown", ".txt"]))
+        if draw(st.integers(0, 5)) == 0:  # not UTF-8
+            raw = (front + body + "caf\xe9 na\xefve\n").encode("latin-1", "replace")
+        else:
+            raw = (front + body).encode()
+        (sub / f"{name}{ext}").write_bytes(raw)
+        ex.expected[mk] = 0 if obsidian else n  # a vault is one session, else each note is one
+        if draw(st.integers(0, 4)) == 0:  # the same text in a second file: one memory
+            (sub / f"{name} copy{ext}").write_bytes(raw)
+    skipped = ex.next("h")
+    ex.absent.add(skipped)
+    (outside / "secret.md").write_text(f"{skipped} outside the folder\n")
+    (root / "attachments").mkdir(exist_ok=True)
+    (root / "attachments" / "pic.png").write_bytes(b"\x89PNG\r\n\x1a\n" + skipped.encode())
+    (root / "attachments" / "doc.pdf").write_text(skipped)
+    (root / ".hidden.md").write_text(skipped)
+    os.symlink(outside / "secret.md", root / "escape.md")
+    os.symlink(outside, root / "escape-dir")
+    return obsidian
+
+
+@settings(EXAMPLES, max_examples=max(5, EXAMPLES.max_examples // 2))
+@given(data=st.data())
+def test_generated_note_folders_import_each_note_once_and_never_leave_the_folder(data: Any) -> None:
+    ex = Export()
+    with tempfile.TemporaryDirectory(prefix="dm-notes-") as tmp:
+        root, outside, folder = Path(tmp) / "Vault", Path(tmp) / "outside", Path(tmp) / "data"
+        outside.mkdir()
+        root.mkdir()
+        obsidian = data.draw(vault(root, outside, ex))
+        run, new = imported(folder, root)
+        assert ("an Obsidian vault" if obsidian else "Markdown and text notes") in run.err
+        assert "escape" in run.err  # the symlinks out of the folder: said, not followed
+        stored = memories(folder)
+        assert new == len(stored) == len(ex.expected), (run.out, run.err[-2000:])
+        check(ex, stored)
+        if obsidian:  # a vault is one session
+            assert len({s for _, s, _ in stored}) == 1
+        again, new = imported(folder, root)
+        assert new == 0 and "updated" not in again.out and len(memories(folder)) == len(stored), again.out
