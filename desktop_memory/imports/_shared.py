@@ -54,7 +54,7 @@ class Standard:
     _OUTSIDE, _INSIDE = re.compile(rb'"|-?Infinity|NaN'), re.compile(rb'["\\]')
     _FIX = {b'"': b'"', b"NaN": b'"NaN"', b"Infinity": b"1e999", b"-Infinity": b"-1e999"}
 
-    def __init__(self, raw: IO[bytes]):
+    def __init__(self, raw: IO[bytes] | _Clean):
         self._chunks, self._rest = self._convert(raw), b""
 
     def read(self, size: int = -1) -> bytes:
@@ -66,7 +66,7 @@ class Standard:
         out, self._rest = self._rest[:size], self._rest[size:]
         return out
 
-    def _convert(self, raw: IO[bytes]) -> Iterator[bytes]:
+    def _convert(self, raw: IO[bytes] | _Clean) -> Iterator[bytes]:
         in_string, carry, chunk = False, b"", b"start"
         while chunk:
             chunk = raw.read(1 << 16)
