@@ -450,21 +450,28 @@ class Store:
                               (external_id,)).fetchone()
         return _row_to_memory(row) if row is not None else None
 
-    def join_keyed_session(self, memory_id: str, key: str, *, source: str, source_app: str, title: str,
-                           at: float) -> str:
-        """Move a memory into the session of `key` (an imported conversation: one session per key, whatever the
-        times of its exchanges); the session's id is derived from the key, it spans its memories' times, and the
-        time-gap session the memory was first put in loses it (deleted when empty). Idempotent."""
+    def keyed_session(self, key: str, source: str, source_app: str, title: str, at: float) -> str:
+        """The session of `key` (an imported conversation: one session per key, whatever the times of its
+        exchanges), counting one more memory: its id derived from the key, started now or stretched to span `at`
+        (the title kept unless it had none)."""
         sid = str(uuid.uuid5(IMPORT_SESSIONS, key))
-        old = self.scalar("SELECT session_id FROM memories WHERE id = ?", (memory_id,))
-        if old == sid:
-            return sid
         self.db.execute(
             "INSERT INTO sessions(id, source, source_app, title, started_at, ended_at, count) "
             "VALUES (?, ?, ?, ?, ?, ?, 1) ON CONFLICT(id) DO UPDATE SET "
             "started_at = min(started_at, excluded.started_at), ended_at = max(ended_at, excluded.ended_at), "
             "count = count + 1, title = CASE WHEN title = '' THEN excluded.title ELSE title END",
             (sid, source, source_app, title, at, at))
+        return sid
+
+    def join_keyed_session(self, memory_id: str, key: str, *, source: str, source_app: str, title: str,
+                           at: float) -> str:
+        """Move a stored memory into the session of `key` (`keyed_session`; a memory an earlier import stored
+        elsewhere); the session it was in loses it (deleted when empty). Idempotent."""
+        sid = str(uuid.uuid5(IMPORT_SESSIONS, key))
+        old = self.scalar("SELECT session_id FROM memories WHERE id = ?", (memory_id,))
+        if old == sid:
+            return sid
+        self.keyed_session(key, source, source_app, title, at)
         self.db.execute("UPDATE memories SET session_id = ? WHERE id = ?", (sid, memory_id))
         if old is not None:
             self.db.execute("UPDATE sessions SET count = count - 1 WHERE id = ?", (old,))

@@ -47,33 +47,81 @@ def first_words(text: str) -> str:
 
 
 
+class Standard:
+    """A JSON byte stream with Python's NaN, Infinity and -Infinity (which json.dumps writes) made standard for
+    ijson: NaN becomes the string "NaN", an infinity 1e999; both are then refused where a time is expected."""
+
+    _OUTSIDE, _INSIDE = re.compile(rb'"|-?Infinity|NaN'), re.compile(rb'["\\]')
+    _FIX = {b'"': b'"', b"NaN": b'"NaN"', b"Infinity": b"1e999", b"-Infinity": b"-1e999"}
+
+    def __init__(self, raw: IO[bytes] | _Clean):
+        self._chunks, self._rest = self._convert(raw), b""
+
+    def read(self, size: int = -1) -> bytes:
+        while not self._rest:
+            if (chunk := next(self._chunks, None)) is None:
+                return b""
+            self._rest = chunk
+        size = len(self._rest) if size is None or size < 0 else size
+        out, self._rest = self._rest[:size], self._rest[size:]
+        return out
+
+    def _convert(self, raw: IO[bytes] | _Clean) -> Iterator[bytes]:
+        in_string, carry, chunk = False, b"", b"start"
+        while chunk:
+            chunk = raw.read(1 << 16)
+            data, pos, out = carry + chunk, 0, []
+            end = max(len(data) - 9, 0) if chunk else len(data)  # a token or an escape may go on in the next chunk
+            while (m := (self._INSIDE if in_string else self._OUTSIDE).search(data, pos)) and m.start() < end:
+                out.append(data[pos:m.start()])
+                if (token := m.group()) == b"\\":
+                    out.append(data[m.start():m.start() + 2])
+                    pos = m.start() + 2
+                else:
+                    out.append(self._FIX[token])
+                    in_string, pos = in_string != (token == b'"'), m.end()
+            out.append(data[pos:end])
+            carry = data[max(pos, end):]
+            yield b"".join(out)
+
+
 def elements(path: Path, choose: Callable[[zipfile.ZipFile], str | None], wanted: str,
              what: str) -> Iterator[tuple[int, Any] | Problem]:
     """(index from 1, element) of the export's top-level JSON array, streamed from the file or from the zip
     member `choose` picks; one Problem for the file instead when it cannot be read ("the zip holds no
     <wanted>"), or after the elements read when it breaks off. `what` names one element."""
     index = 0
-    try:
-        with ExitStack() as stack:
-            if path.suffix.lower() == ".zip" or (path.is_file() and zipfile.is_zipfile(path)):
-                archive = stack.enter_context(zipfile.ZipFile(path))
-                if (member := choose(archive)) is None:
-                    raise Unreadable(f"the zip holds no {wanted}")
-                stream = stack.enter_context(archive.open(member))
+    for tolerant in (False, True):  # should yajl stop at NaN or Infinity, the Python parser over `Standard`
+        try:
+            with ExitStack() as stack:
+                if path.suffix.lower() == ".zip" or (path.is_file() and zipfile.is_zipfile(path)):
+                    archive = stack.enter_context(zipfile.ZipFile(path))
+                    if (member := choose(archive)) is None:
+                        raise Unreadable(f"the zip holds no {wanted}")
+                    stream = stack.enter_context(archive.open(member))
+                else:
+                    stream = stack.enter_context(path.open("rb"))
+                clean = json_array(stream, f"{what}s")
+                parse = ijson.get_backend("python").items if tolerant else ijson.items
+                for n, raw in enumerate(parse(Standard(clean) if tolerant else clean, "item"), start=1):
+                    if n > index:  # the tolerant pass goes on from the element the first one stopped at
+                        index = n
+                        yield index, raw
+            return
+        except Unreadable as e:
+            yield Problem(one_line(path.name), one_line(str(e)))
+            return
+        except DAMAGE as e:
+            if isinstance(e, (ijson.JSONError, ValueError)):
+                cut = any(s in str(e) for s in ("premature EOF", "Incomplete JSON"))
+                if not tolerant and not cut:
+                    continue
+                why = "the file is damaged or cut short" if index else "the file is not valid JSON"
             else:
-                stream = stack.enter_context(path.open("rb"))
-            for raw in ijson.items(json_array(stream, f"{what}s"), "item"):
-                index += 1
-                yield index, raw
-    except Unreadable as e:
-        yield Problem(one_line(path.name), one_line(str(e)))
-    except DAMAGE as e:
-        if isinstance(e, (ijson.JSONError, ValueError)):
-            why = "the file is damaged or cut short" if index else "the file is not valid JSON"
-        else:
-            why = f"the file cannot be read ({shortened(str(e) or type(e).__name__, 80)})"
-        after = f" after {what} {index}; the {what}s before it were read" if index else ""
-        yield Problem(one_line(path.name), one_line(why + after))
+                why = f"the file cannot be read ({shortened(str(e) or type(e).__name__, 80)})"
+            after = f" after {what} {index}; the {what}s before it were read" if index else ""
+            yield Problem(one_line(path.name), one_line(why + after))
+            return
 
 
 def json_array(stream: IO[bytes], what: str) -> _Clean:

@@ -42,7 +42,7 @@ import ijson
 from ..core.models import in_range, to_iso
 from ..core.text import one_line, utf8_safe
 from . import Item, Problem
-from ._shared import ZIP_ERRORS
+from ._shared import ZIP_ERRORS, Standard
 
 SNIFF_BYTES = 16_384
 _SPLIT = re.compile(r"conversations-(\d+)\.json")
@@ -137,7 +137,7 @@ def _opener(zf: zipfile.ZipFile, name: str) -> Callable[[], IO[bytes]]:
 
 def _stream(where: str, opener: Callable[[], IO[bytes]], counter: list[int]) -> Iterator[Item | Problem]:
     """The conversations of one JSON file, streamed by ijson's C parser; should it stop at what it cannot take (NaN,
-    a lone surrogate's escape), by the Python parser over `_Standard` from the conversation it stopped at."""
+    a lone surrogate's escape), by the Python parser over `_shared.Standard` from the conversation it stopped at."""
     where = one_line(where)
     with opener() as fh:
         head = fh.read(4096)
@@ -153,7 +153,7 @@ def _stream(where: str, opener: Callable[[], IO[bytes]], counter: list[int]) -> 
                 if bom:
                     raw.read(3)
                 parse = ijson.get_backend("python").items if tolerant else ijson.items
-                for n, conversation in enumerate(parse(_Standard(raw) if tolerant else raw, "item")):
+                for n, conversation in enumerate(parse(Standard(raw) if tolerant else raw, "item")):
                     if n >= done:
                         counter[0] += 1
                         done = n + 1
@@ -166,44 +166,6 @@ def _stream(where: str, opener: Callable[[], IO[bytes]], counter: list[int]) -> 
                 yield Problem(where, f"the file ends early, after {done} conversation(s) ({reason})" if cut
                               else f"not valid JSON after {done} conversation(s) ({reason})")
                 return
-
-
-class _Standard:
-    """A JSON byte stream with Python's NaN, Infinity and -Infinity (which json.dumps writes) made standard for
-    ijson: NaN becomes the string "NaN", an infinity 1e999; both are then refused where a time is expected."""
-
-    _OUTSIDE, _INSIDE = re.compile(rb'"|-?Infinity|NaN'), re.compile(rb'["\\]')
-    _FIX = {b'"': b'"', b"NaN": b'"NaN"', b"Infinity": b"1e999", b"-Infinity": b"-1e999"}
-
-    def __init__(self, raw: IO[bytes]):
-        self._chunks, self._rest = self._convert(raw), b""
-
-    def read(self, size: int = -1) -> bytes:
-        while not self._rest:
-            if (chunk := next(self._chunks, None)) is None:
-                return b""
-            self._rest = chunk
-        size = len(self._rest) if size is None or size < 0 else size
-        out, self._rest = self._rest[:size], self._rest[size:]
-        return out
-
-    def _convert(self, raw: IO[bytes]) -> Iterator[bytes]:
-        in_string, carry, chunk = False, b"", b"start"
-        while chunk:
-            chunk = raw.read(1 << 16)
-            data, pos, out = carry + chunk, 0, []
-            end = max(len(data) - 9, 0) if chunk else len(data)  # a token or an escape may go on in the next chunk
-            while (m := (self._INSIDE if in_string else self._OUTSIDE).search(data, pos)) and m.start() < end:
-                out.append(data[pos:m.start()])
-                if (token := m.group()) == b"\\":
-                    out.append(data[m.start():m.start() + 2])
-                    pos = m.start() + 2
-                else:
-                    out.append(self._FIX[token])
-                    in_string, pos = in_string != (token == b'"'), m.end()
-            out.append(data[pos:end])
-            carry = data[max(pos, end):]
-            yield b"".join(out)
 
 
 def _conversation(conversation: Any, number: int) -> Iterator[Item | Problem]:

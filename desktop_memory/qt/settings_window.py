@@ -234,12 +234,16 @@ class SettingsWindow(QDialog):
     def _privacy_tab(self) -> QWidget:
         export = QPushButton("&Export all memories…")
         export.clicked.connect(self._choose_export)
-        import_ = QPushButton("&Import JSON Lines…")
+        import_ = QPushButton("&Import a file…")
+        import_.setToolTip("A ChatGPT, Claude or Gemini export, a Markdown or text note, or desktop-memory JSON Lines")
         import_.clicked.connect(self._choose_import)
+        folder = QPushButton("Import a &folder of notes…")
+        folder.setToolTip("A folder of Markdown or text notes, or an Obsidian vault")
+        folder.clicked.connect(self._choose_import_folder)
         erase = QPushButton("&Erase everything…")
         erase.clicked.connect(self._confirm_erase)
         box = QVBoxLayout()
-        for b in (export, import_, erase):
+        for b in (export, import_, folder, erase):
             box.addWidget(b, 0, Qt.AlignmentFlag.AlignLeft)
         box.addStretch(1)
         return _page(box)
@@ -399,10 +403,16 @@ class SettingsWindow(QDialog):
         if path:
             self.import_from(Path(path))
 
+    def _choose_import_folder(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Import a folder of notes or an Obsidian vault", str(Path.home()))
+        if path:
+            self.import_from(Path(path))
+
     def import_from(self, source: Path) -> None:
         """A JSON Lines file, another tool's export, a note or a folder of notes (imports/feed.py recognises it,
         as the CLI's import does); a notice every PROGRESS_S while it runs, then what it did."""
         feeds: list[Feed] = []
+        found_as: list[str] = []  # what it was recognised as ("a ChatGPT export (conversations.json in x.zip)")
         last = [time.monotonic()]
 
         def progress(report: ImportReport) -> None:
@@ -412,17 +422,24 @@ class SettingsWindow(QDialog):
 
         def done(report: ImportReport) -> None:
             problems = len(feeds[0].problems) + feeds[0].more_problems if feeds else 0
-            skipped = f" ({len(report.errors)} bad records skipped)" if report.errors else ""
-            skipped += f" ({problems} parts could not be read)" if problems else ""
-            updated = f", {report.updated} updated" if report.updated else ""
-            self.notice.emit(f"Imported {report.added + report.related} new memories{updated}{skipped}")
+            parts = [f"{report.updated} updated" if report.updated else "",
+                     f"{report.duplicates} already there" if report.duplicates else "",
+                     f"{len(report.errors)} bad records skipped" if report.errors else "",
+                     f"{problems} parts could not be read" if problems else ""]
+            more = ", ".join(p for p in parts if p)
+            what = f" from {found_as[0]}" if found_as else ""
+            self.notice.emit(f"Imported {report.added + report.related} new memories{what}"
+                             + (f" ({more})" if more else ""))
 
         def open_source() -> Iterable[str | bytes | Overlong] | IO[bytes]:
             from ..imports.feed import KNOWN, Feed, recognise  # the readers (ijson, PyYAML) when first used
 
+            if not source.exists():
+                raise InvalidInput(f"cannot read {source}: there is no such file or folder")
             found = recognise(source)
             if found is None:
                 raise InvalidInput(f"{source.name} is not a format desktop-memory imports; it imports: {KNOWN}")
+            found_as.append(found.description)
             if found.jsonl:
                 return _open_jsonl(source)
             feeds.append(Feed(found, MIN_LINE_LIMIT))

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidInput
-from ..core.models import Memory, Version, from_iso
+from ..core.models import Version, from_iso
 from ..core.text import check_content, content_hash, decode
 from ..engine import failures, records
 from ..engine.store import IMPORT_SESSIONS
@@ -35,6 +35,7 @@ class _Batch:
     later: list[Prepared]
     vectors: Future[np.ndarray] | None
     lines: list[Prepared]
+    ids: frozenset[str]  # the external ids of its lines
 
 
 class Importer:
@@ -42,8 +43,6 @@ class Importer:
 
     def __init__(self, ingest: Ingest) -> None:
         self.ingest = ingest
-        # the import keys of records prepared and not yet committed: memory id -> (session key, external id)
-        self._keys: dict[str, tuple[str, str]] = {}
         self._changed = False  # an import updated a stored memory's text (its vector is queued again)
 
     def import_records(self, lines: Iterable[str | bytes | records.Overlong], *,
@@ -61,27 +60,50 @@ class Importer:
         A record with an `external_id` (its identity in another tool's export, imports/feed.py) that is stored
         already is not added again: the same text is a duplicate (nothing written), another text (an answer
         regenerated or edited in a newer export) replaces the stored one, which is kept as a version
-        (`updated`). Records with a `session` key go into one session per key (`Store.join_keyed_session`),
-        moved there once committed, so the exchanges of one conversation are neighbours whatever their times.
+        (`updated`). An `external_id` repeated within the import while its first record is not committed yet (a
+        later line, a newer text of the same message) waits until it is, then is handled the same way; only the
+        ids of the batches not committed are held. Records with a `session` key go into one session per key
+        (`Store.keyed_session`) in the transaction that stores them, so the exchanges of one conversation are
+        neighbours whatever their times.
         """
         ingest = self.ingest
         report = ImportReport()
         limit = records.line_limit(self.ingest.settings.max_bytes)
         batch: list[Prepared] = []
+        batch_ids: set[str] = set()  # the external ids in `batch`
         size = 0  # characters of text in `batch`
         waiting: list[_Batch] = []
+        deferred: list[Prepared] = []  # an external id repeated while its first record is not committed
         through = 0  # the last line of the last batch acknowledged
+
+        def in_flight(external_id: str) -> bool:
+            return external_id in batch_ids or any(external_id in b.ids for b in waiting)
+
+        def take(p: Prepared) -> None:
+            nonlocal size
+            batch.append(p)
+            if p.external_id:
+                batch_ids.add(p.external_id)
+            size += len(p.memory.content) + sum(len(v.content) for v in p.versions)
+
+        def settle() -> None:
+            """The deferred records whose first record is committed now: known (a duplicate or an update), or
+            (the first was not stored under its id after all) taken into the batch."""
+            still = []
+            for p in deferred:
+                if in_flight(p.external_id):
+                    still.append(p)
+                elif not self._known(p, report):
+                    take(p)
+            deferred[:] = still
 
         def finish() -> None:
             nonlocal through
             b = waiting[0]  # stays "unacknowledged" until its commit and what follows it have returned
             vecs = b.vectors.result() if b.vectors is not None else no_vectors()
             results = b.results + ingest.commit(b.fresh, vecs, b.later)
-            self._join_sessions(results)
             for r in results:
                 report.count(r)
-            for p in b.lines:
-                self._keys.pop(p.memory.id, None)
             through = b.lines[-1].line
             waiting.pop(0)
             if progress:
@@ -97,37 +119,43 @@ class Importer:
                 vectors = ingest.embed_lane.submit(ingest.embedder.encode, [p.memory.content for p in fresh])
             if waiting:
                 finish()
-            waiting.append(_Batch(results, fresh, later, vectors, list(batch)))
+            waiting.append(_Batch(results, fresh, later, vectors, list(batch), frozenset(batch_ids)))
             batch.clear()
+            batch_ids.clear()
             size = 0
 
         try:
             for number, raw in enumerate(lines, start=1):
                 if (p := self._line(number, raw, limit, report)) is None:
                     continue
-                if p.memory.id in self._keys and self._known(p, report):
-                    continue
-                batch.append(p)
-                size += len(p.memory.content) + sum(len(v.content) for v in p.versions)
+                if p.external_id:
+                    if in_flight(p.external_id):
+                        deferred.append(p)
+                        continue
+                    if self._known(p, report):
+                        continue
+                take(p)
                 if len(batch) >= IMPORT_BATCH or size >= IMPORT_BATCH_BYTES:
                     flush()
-            if batch:
-                flush()
-            if waiting:
-                finish()
+                    settle()
+            while batch or waiting or deferred:
+                if batch:
+                    flush()
+                elif waiting:
+                    finish()
+                settle()
             if self._changed:  # the new texts of updated memories: embedded and indexed now
                 self._changed = False
                 ingest.forget_recent()
                 ingest.vectors.sync()
                 ingest.on_stored()
         except Exception as exc:
-            unacknowledged = [p for b in waiting for p in b.lines] + batch
+            unacknowledged = [p for b in waiting for p in b.lines] + batch + deferred
             error = failures.storage_error(exc, detail=self._how_far(report, through, unacknowledged))
             if error is None:
                 raise
             raise error from exc
         finally:  # after an error, let the batch being embedded finish before the engine is used again
-            self._keys.clear()
             for b in waiting:
                 if b.vectors is not None:
                     wait([b.vectors])
@@ -145,7 +173,7 @@ class Importer:
         if not raw.strip():
             return None
         try:
-            return Prepared(number, *self._record(raw))
+            return self._record(number, raw)
         except InvalidInput as exc:
             report.errors.append((number, str(exc)))
             return None
@@ -155,10 +183,9 @@ class Importer:
         a duplicate, nothing written but what a newer export adds (a version, the session); another text
         replaces the stored one, kept as a version."""
         store = self.ingest.store
-        session, external_id = self._keys[p.memory.id]
-        if not external_id or (existing := store.by_external_id(external_id)) is None:
+        session = p.session
+        if not p.external_id or (existing := store.by_external_id(p.external_id)) is None:
             return False
-        del self._keys[p.memory.id]
         new = p.memory
         have = {v.content_hash for v in store.versions(existing.id)} | {existing.content_hash}
         versions = [v for v in p.versions if v.content_hash not in have]
@@ -184,17 +211,6 @@ class Importer:
             report.count(AddResult(existing, "duplicate", {}))
         return True
 
-    def _join_sessions(self, results: list[AddResult]) -> None:
-        """New memories of records with a session key moved into that key's session (one transaction)."""
-        moves = [(r.memory, self._keys[r.memory.id][0]) for r in results
-                 if r.status in ("added", "related") and self._keys.get(r.memory.id, ("", ""))[0]]
-        if not moves:
-            return
-        with self.ingest.store.transaction():
-            for m, key in moves:
-                m.session_id = self.ingest.store.join_keyed_session(
-                    m.id, key, source=m.source, source_app=m.source_app, title=m.title, at=m.created_at)
-
     def _how_far(self, report: ImportReport, through: int, unacknowledged: list[Prepared]) -> str:
         """How far an import that stopped got: what is stored (acknowledged or not) and where it ended."""
         stored = report.stored
@@ -217,7 +233,7 @@ class Importer:
         return (f"{stored:,} record(s) were stored (every one up to line {contiguous:,}, some up to line "
                 f"{last:,}); nothing after line {last:,} was imported")
 
-    def _record(self, raw: str) -> tuple[Memory, dict[str, int], list[Version]]:
+    def _record(self, number: int, raw: str) -> Prepared:
         """One import line, validated (engine/records.py), then prepared like any text given to `add`."""
         rec = records.parse_line(raw)
         metadata = {**rec.metadata, "external_id": rec.external_id} if rec.external_id else rec.metadata
@@ -226,9 +242,8 @@ class Importer:
             metadata=metadata, created_at=rec.created_at, source_app=rec.source_app,
             source_url=rec.source_url, importance=rec.importance,
         )
-        if rec.session or rec.external_id:
-            self._keys[memory.id] = (rec.session, rec.external_id)
-        return memory, counts, self._import_versions([v.model_dump() for v in rec.versions])
+        return Prepared(number, memory, counts, self._import_versions([v.model_dump() for v in rec.versions]),
+                        rec.session, rec.external_id)
 
     def _import_versions(self, raw: Any) -> list[Version]:
         """The "versions" of an exported record (earlier texts), normalised and redacted like content."""

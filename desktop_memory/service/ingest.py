@@ -49,6 +49,8 @@ class Prepared:
     memory: Memory
     redactions: dict[str, int]
     versions: list[Version] = field(default_factory=list)  # earlier texts an import carries back
+    session: str = ""  # an import's session key: its memory goes into that key's session (Store.keyed_session)
+    external_id: str = ""  # an import's identity in its source (metadata.external_id; service/importing.py)
 
 
 def _redact_json(value: Any, counts: dict[str, int]) -> Any:
@@ -292,8 +294,9 @@ class Ingest:
                 existing = self._get_or_none(target) if target else None
                 if existing is not None:
                     self._relate(existing, m)
-                m.session_id = self.store.session_for(m.source, m.source_app, m.created_at,
-                                                      m.title or first_line(m.content, 60))
+                title = m.title or first_line(m.content, 60)
+                m.session_id = (self.store.keyed_session(p.session, m.source, m.source_app, title, m.created_at)
+                                if p.session else self.store.session_for(m.source, m.source_app, m.created_at, title))
                 self.store.insert(m)
                 if len(m.content) > LONG_CHARS:  # short texts are never queued
                     self.store.passages.put(m.id, passages[row])

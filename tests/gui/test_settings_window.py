@@ -97,7 +97,16 @@ def test_export_import_and_erase_everything(qtbot, window, bridge, engine, tmp_p
     assert engine(bridge, lambda s: s.stats().memories) == 0
     window.import_from(target)
     qtbot.waitUntil(lambda: len(notices) == 3, timeout=20_000)
-    assert notices[-1] == "Imported 3 new memories"
+    assert notices[-1] == "Imported 3 new memories from desktop-memory JSON Lines (export.jsonl)"
+    vault = tmp_path / "Vault"
+    (vault / ".obsidian").mkdir(parents=True)
+    (vault / "Trip.md").write_text("---\ntitle: Trip\n---\nTrain from Oslo to Bergen\n")
+    (vault / "Copy.md").write_text("---\ntitle: Copy\n---\nTrain from Oslo to Bergen\n")
+    (vault / "bad.md").write_bytes(b"binary\0note")
+    window.import_from(vault)  # a folder: what the "Import a folder of notes" choice gives
+    qtbot.waitUntil(lambda: len(notices) == 4, timeout=20_000)
+    assert notices[-1] == ("Imported 1 new memories from an Obsidian vault (the folder Vault) "
+                           "(1 already there, 1 parts could not be read)")
     window.import_from(tmp_path / "nope.jsonl")
     qtbot.waitUntil(lambda: window.error.isVisible(), timeout=10_000)
     assert "cannot read" in window.error.text()

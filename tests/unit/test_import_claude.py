@@ -425,3 +425,15 @@ def test_a_large_export_is_read_in_bounded_memory(tmp_path):
         tracemalloc.stop()
     assert count == 600 * 3
     assert peak < size / 10, f"peak {peak:,} bytes for a {size:,} byte export"
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_nan_or_infinity_in_one_conversation_loses_only_that_one(tmp_path, bad):
+    broken = kyoto()
+    broken["updated_at"] = bad
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([steuer(), broken, branches()]))  # NaN, Infinity: what json.dumps writes
+    out = list(claude.read(path))
+    assert [x.external_id for x in out if isinstance(x, Item)] == [
+        "claude:c-steuer:h1", "claude:c-branch:h1", "claude:c-branch:h2b"]
+    assert [x.message for x in out if isinstance(x, Problem)][0].startswith("its updated_at")

@@ -163,6 +163,32 @@ def test_exact_duplicates_inside_one_batch_and_across_batches_import_completely(
     assert sorted(r["content"] for r in fake_service.export_records()) == sorted(set(texts))
 
 
+@pytest.mark.parametrize("batch", [2, 3, 256])
+def test_an_external_id_repeated_in_one_import_is_one_memory_in_its_keyed_session(fake_service, monkeypatch, batch):
+    import desktop_memory.service.importing as service_module
+
+    monkeypatch.setattr(service_module, "IMPORT_BATCH", batch)
+
+    def rec(eid: str, text: str, session: str = "x:conv") -> str:
+        return json.dumps({"content": text, "external_id": eid, "session": session,
+                           "created_at": f"2020-01-0{1 + len(text) % 8}T00:00:00Z"})
+
+    lines = [rec("x:conv:1", "first text of one"), rec("x:conv:2", "two"), rec("x:conv:1", "newer text of one"),
+             rec("x:conv:3", "three"), rec("x:conv:1", "newer text of one"), rec("x:other:1", "alone", "x:other"),
+             rec("x:conv:1", "newest text of one")]
+    report = fake_service.import_records(lines)
+    assert not report.errors and report.added + report.related == 4
+    assert report.updated == 2 and report.duplicates == 1
+    store = fake_service.store
+    by_eid = {m.metadata["external_id"]: m for m in store.iter_all()}
+    assert store.count() == len(by_eid) == 4 and by_eid["x:conv:1"].content == "newest text of one"
+    assert [v.content for v in store.versions(by_eid["x:conv:1"].id)] == ["first text of one", "newer text of one"]
+    sessions = store.db.execute("SELECT id, count, started_at, ended_at FROM sessions").fetchall()
+    assert sorted(c for _, c, _, _ in sessions) == [1, 3]  # one session per key, in the memory's transaction
+    conv = {by_eid[e].session_id for e in ("x:conv:1", "x:conv:2", "x:conv:3")}
+    assert len(conv) == 1 and by_eid["x:other:1"].session_id not in conv
+
+
 def test_export_then_import_keeps_versions(fake_service, data_dir, tmp_path):
     captured(fake_service, "Plan: ship", source="cli")
     captured(fake_service, "Plan: ship v2 on Friday", source="cli")
