@@ -14,6 +14,7 @@ import apsw
 import numpy as np
 
 from ..core.models import Passage
+from ..core.passages import LONG_CHARS
 from .store_sql import in_list, scalar
 
 
@@ -67,6 +68,15 @@ class PassageRows:
             "SELECT m.id FROM passage_queue q JOIN memories m ON m.rowid = q.memory ORDER BY q.memory LIMIT ?",
             (limit,))]
 
+    def queued_among(self, ids: Sequence[str]) -> list[str]:
+        """Those of these memories that are queued, in the order given."""
+        if not ids:
+            return []
+        marks, chunk = in_list(list(ids)[:500])
+        found = {r[0] for r in self.db.execute(
+            f"SELECT m.id FROM passage_queue q JOIN memories m ON m.rowid = q.memory WHERE m.id IN ({marks})", chunk)}
+        return [i for i in ids if i in found]
+
     def queue_length(self) -> int:
         return int(scalar(self.db, "SELECT count(*) FROM passage_queue"))
 
@@ -74,7 +84,7 @@ class PassageRows:
         """Forget every passage vector and queue every long memory again (the embedding model changed)."""
         self.db.execute("DELETE FROM passage_vectors")
         self.db.execute("INSERT OR IGNORE INTO passage_queue(memory) SELECT rowid FROM memories "
-                        "WHERE length(content) > 512")
+                        "WHERE length(content) > ?", (LONG_CHARS,))  # as m006's triggers (which cannot import it)
 
     # -- reading -------------------------------------------------------------------------------
     def count(self) -> int:

@@ -123,3 +123,27 @@ def test_context_gives_several_hits_their_best_passage_before_more_of_the_first(
     assert all(f"Fact number {i}" in ctx.text for i in range(2)) and ctx.tokens <= 300
     ids = build_context(mems, budget=300)  # context --ids: no passages, the openings as before
     assert "Fact number" not in ids.text
+
+
+def test_the_migrations_threshold_is_long_chars(tmp_path):
+    """m006's triggers cannot import LONG_CHARS: every length in them, and what they queue, agree with it."""
+    from pathlib import Path
+
+    import desktop_memory.engine as engine
+    from desktop_memory.engine.store import Store
+
+    sql = (Path(engine.__file__).parent / "migrations" / "m006_passages.sql").read_text(encoding="utf-8")
+    found = [int(n) for n in re.findall(r"length\([\w.]+\)\s*>\s*(\d+)", sql)]
+    assert len(found) == 3 and set(found) == {LONG_CHARS}
+    store = Store(tmp_path / "db")
+    try:
+        with store.transaction():
+            for n, size in enumerate((LONG_CHARS, LONG_CHARS + 1)):
+                store.insert(Memory(id=f"m{n}", content="x" * size, created_at=n, updated_at=n, content_hash=f"h{n}"))
+        assert store.passages.queued(10) == ["m1"]  # the trigger: longer than LONG_CHARS only
+        with store.transaction():
+            store.passages.put("m1", [])
+            store.passages.drop_all()
+        assert store.passages.queued(10) == ["m1"]  # drop_all: the same threshold
+    finally:
+        store.close()
