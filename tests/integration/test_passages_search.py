@@ -56,6 +56,13 @@ def test_a_deep_paragraph_finds_its_long_memory_and_fills_the_context(tmp_path):
         assert hit.to_dict()["passage"]["text"] == hit.passage.of(hit.memory)
         ctx = svc.context(QUESTION, budget=300)
         assert ANSWER in ctx.text and "Work chat" in ctx.text and ctx.tokens <= 300
+        # chosen memories with the typed query (the search window): in the order given, a long one by the
+        # lines matching the query, not its opening
+        note_id = next(h.memory.id for h in svc.search("bakery corner", limit=1, record_access=False))
+        chosen = svc.context(QUESTION, ids=[note_id, long_id], budget=300)
+        assert chosen.included == [note_id, long_id] and ANSWER in chosen.text and chosen.tokens <= 300
+        assert chosen.text.index("bakery") < chosen.text.index(ANSWER)
+        assert ANSWER not in svc.context(ids=[note_id, long_id], budget=300).text  # no query: the opening
         assert all(h.passage is None for h in hits if h.memory.id != long_id)  # short memories: none
 
         # an edit drops the old passages (a trigger) and queues the memory; the vector sync makes the new ones

@@ -105,7 +105,7 @@ def test_context_shows_the_matching_passage_with_title_and_date_not_the_opening(
     ps = split(text)
     best = next(p for p in ps if ANSWER in p.of_text(text))
     ctx = build_context([m], query="where is the bike shed key", budget=300,
-                        passages={m.id: [best, *[p for p in ps if p != best]]})
+                        passages={m.id: [(p, 0.8 if p == best else 0.2) for p in ps]})
     assert ANSWER in ctx.text and "Office notes" in ctx.text and "2023-11-14" in ctx.text
     assert "…" in ctx.text and ctx.tokens <= 300 and ctx.truncated == [m.id]
     without = build_context([m], query="where is the bike shed key", budget=300)
@@ -118,7 +118,7 @@ def test_context_gives_several_hits_their_best_passage_before_more_of_the_first(
     passages = {}
     for m in mems:
         ps = split(m.content)
-        passages[m.id] = [ps[-1], *ps[:-1]]
+        passages[m.id] = [(p, 0.6 if p == ps[-1] else 0.3) for p in ps]
     ctx = build_context(mems, query="bike shed key", budget=300, passages=passages)
     assert all(f"Fact number {i}" in ctx.text for i in range(2)) and ctx.tokens <= 300
     ids = build_context(mems, budget=300)  # context --ids: no passages, the openings as before
