@@ -191,18 +191,23 @@ def build_context(
     items: list[tuple[Memory, str, str]] = []  # (memory, body, note)
     chosen: dict[int, tuple[list[Scored], list[Passage]]] = {}  # item index -> (its lines, those shown)
     ranks: dict[int, int] = {}  # item index -> its rank among the memories shown by lines
+    unseeded: list[int] = []  # memories shown by lines still without a line
     for m in memories:
         index = len(items) + 1
         scored = passages.get(m.id) or ()
         frame = estimate_tokens(_item(index, m, "", fmt, _passage_note(m) if scored else " · summary")) + 1
-        room = budget - used - frame
         full = m.content
+        if unseeded and not scored:  # a memory ranked higher gets its best line before this one gets anything
+            used += _seed(items, chosen, unseeded, fmt, budget - used)
+            unseeded = []
+        room = budget - used - frame
         if fits(full, room):
             body, note, bucket = full, "", None
         elif scored and room >= MIN_EXCERPT_TOKENS and (
                 cands := _candidates(full, scored, words, weights, boost, budget)):
             chosen[len(items)] = (cands, [])  # its lines are chosen below, across the memories shown by lines
             ranks[len(items)] = len(ranks)
+            unseeded.append(len(items))
             body, note, bucket = "", _passage_note(m), ctx.truncated
             items.append((m, body, note))
             ctx.included.append(m.id)
@@ -241,6 +246,22 @@ def build_context(
     ctx.text = _header(len(parts), query, fmt, budget) + "\n" + "\n".join(parts)
     ctx.tokens = estimate_tokens(ctx.text)
     return ctx
+
+
+def _seed(items: list[tuple[Memory, str, str]], chosen: dict[int, tuple[list[Scored], list[Passage]]],
+          these: list[int], fmt: str, room: int) -> int:
+    """Give each of these memories shown by lines its best line (and pay its label) while they fit in `room`;
+    returns the tokens used."""
+    used = 0
+    for k in these:
+        m, _, note = items[k]
+        cands, shown = chosen[k]
+        best = max(cands, key=lambda su: (su[0], -su[1].start))[1]
+        need = estimate_tokens(best.of_text(m.content)) + 1 + estimate_tokens(_item(k + 1, m, "", fmt, note)) + 1
+        if used + need <= room:
+            shown.append(best)
+            used += need
+    return used
 
 
 def _by_lines(items: list[tuple[Memory, str, str]], chosen: dict[int, tuple[list[Scored], list[Passage]]],

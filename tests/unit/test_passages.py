@@ -147,3 +147,14 @@ def test_the_migrations_threshold_is_long_chars(tmp_path):
         assert store.passages.queued(10) == ["m1"]  # drop_all: the same threshold
     finally:
         store.close()
+
+
+def test_a_long_memory_ranked_first_gets_its_best_line_before_short_ones_below_it():
+    text = "\n".join(f"Line {k}: " + FILLER for k in range(30)) + "\n" + ANSWER + "\n" + FILLER
+    long = _mem(text, 1, title="Chat")
+    shorts = [_mem(f"Short note {k}: " + FILLER, 10 + k) for k in range(8)]  # together more than the budget
+    scored = [(p, 0.7 if ANSWER in p.of_text(text) else 0.3) for p in split(text)]
+    ctx = build_context([long, *shorts], query="where is the bike shed key", budget=300, passages={long.id: scored})
+    assert ANSWER in ctx.text and ctx.tokens <= 300 and ctx.included[0] == long.id and ctx.left_out
+    lines_only = build_context([long], query="where is the bike shed key", budget=120, passages={long.id: scored})
+    assert ANSWER in lines_only.text and "Line 0:" not in lines_only.text  # its best line, not its opening
