@@ -189,9 +189,10 @@ def trim(content: str, passage: Passage, query_terms: Sequence[str], limit: int)
     return Passage(sentences[lo][0], sentences[hi][1])
 
 
-def units(content: str, passage: Passage, limit: int = PASSAGE_TOKENS // 2) -> list[Passage]:
-    """The lines of a passage (a chat's turns, a list's items), a line longer than `limit` estimated tokens cut
-    into its sentences (joined while they fit): the pieces context is packed from (core/context.py)."""
+def units(content: str, passage: Passage, limit: int = PASSAGE_TOKENS) -> list[Passage]:
+    """The lines of a passage (a chat's turns, a list's items, a paragraph), a line longer than `limit`
+    estimated tokens cut into its sentences (joined while they fit): the pieces context is packed from
+    (core/context.py). A paragraph of prose stays whole: its sentences are read together."""
     out: list[Passage] = []
     for start, end in _cut(content, passage.start, passage.end, _LINE_END):
         if _fits(content[start:end], limit):
