@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .models import Memory, Passage, local
-from .passages import trim
+from .passages import trim, units
 from .query import terms
+from .ranking import weighted_coverage
 from .text import first_line
 
 DEFAULT_BUDGET = 1500
@@ -68,12 +69,17 @@ def _label(m: Memory) -> str:
     return f"{_date(m.created_at)} · {where}"
 
 
-def _header(count: int, query: str | None, fmt: str) -> str:
+HEADER_SHARE = 20  # the header's full wording takes at most 1/20 of the budget; else its short form
+
+
+def _header(count: int, query: str | None, fmt: str, budget: int = DEFAULT_BUDGET) -> str:
     about = f' about "{first_line(query, 60)}"' if query else ""
     line = (
         f"Context from my personal notes{about} ({count} item{'s' if count != 1 else ''}, "
         "most relevant first, each with its date and source):"
     )
+    if estimate_tokens(line) * HEADER_SHARE > budget:  # a small budget: the words that matter first
+        line = f"Context from my personal notes{about}, most relevant first:"
     return f"## {line}\n" if fmt == "markdown" else line + "\n"
 
 
@@ -112,7 +118,47 @@ def _joined(content: str, chosen: Sequence[Passage]) -> str:
 
 
 def _passage_note(m: Memory) -> str:
-    return f" · passage of \u201c{m.title or first_line(m.content, 60)}\u201d"
+    return f" · from \u201c{m.title}\u201d" if m.title else " · excerpts"
+
+
+Scored = tuple[float, Passage]  # a line (or sentence) of a long memory and its score for the query
+
+
+def _candidates(content: str, scored: Sequence[tuple[Passage, float]], words: Sequence[str],
+                weights: Mapping[str, float], boost: float, budget: int) -> list[Scored]:
+    """The lines of a long memory's best passages, each scored cosine of its passage (not below 0) x (1 + boost
+    x the weighted share of the query's words the line holds), in the text's order. Passages are ranked the
+    same way and taken until they hold twice the budget (a huge text is not read line by line)."""
+    def score(cos: float, text: str) -> float:
+        return max(cos, 0.0) * (1.0 + boost * weighted_coverage(words, text, weights))
+
+    ranked = sorted(scored, key=lambda pc: -score(pc[1], pc[0].of_text(content)))
+    out: list[Scored] = []
+    held = 0
+    for p, cos in ranked:
+        out += [(score(cos, u.of_text(content)), u) for u in units(content, p)]
+        held += estimate_tokens(p.of_text(content))
+        if held >= 2 * budget:
+            break
+    return sorted(out, key=lambda su: su[1].start)
+
+
+def _neighbours(content: str, cands: list[Scored], shown: list[Passage], room: int) -> int:
+    """Add to `shown` the line before, then the line after, each chosen line (best first) while they fit in
+    `room`: a question's answer follows it, a line is read in its place; returns the tokens used."""
+    used = 0
+    at = {u.start: k for k, (_, u) in enumerate(cands)}
+    best_first = sorted((u for u in shown if u.start in at), key=lambda u: -cands[at[u.start]][0])
+    for step in (-1, 1):
+        for u in best_first:
+            k = at[u.start] + step
+            if not 0 <= k < len(cands) or any(cands[k][1].start < q.end and q.start < cands[k][1].end for q in shown):
+                continue
+            need = estimate_tokens(cands[k][1].of_text(content)) + 1
+            if used + need <= room:
+                shown.append(cands[k][1])
+                used += need
+    return used
 
 
 def build_context(
@@ -121,39 +167,52 @@ def build_context(
     query: str | None = None,
     budget: int = DEFAULT_BUDGET,
     fmt: str = "text",
-    passages: Mapping[str, Sequence[Passage]] | None = None,
+    passages: Mapping[str, Sequence[tuple[Passage, float]]] | None = None,
+    weights: Mapping[str, float] | None = None,
+    boost: float = 2.0,
 ) -> Context:
     """Pack memories (already in relevance order) into at most `budget` estimated tokens.
 
-    Each memory goes in whole if it fits; else, for a long memory with `passages` (best for the query
-    first), its best passage (cut around the sentence holding most of the query's words if even that is
-    too long), labelled with its title and date; else its summary, else an excerpt of its opening if at
-    least a useful few tokens remain; otherwise it is left out. Room left at the end goes to the next
-    passages of the memories shown by passage, in their order.
+    Each memory goes in whole if it fits; else, for a long memory with `passages` (each with its cosine to the
+    query), its best line for the query (see `_candidates`; `weights`: how much each query word counts,
+    `boost`: how much the words held lift a cosine), labelled with its title and date; else its summary, else
+    an excerpt of its opening if at least a useful few tokens remain; otherwise it is left out. Room left at
+    the end goes to the next best lines of the memories shown by lines, across them, then to the lines around
+    those chosen; each memory's lines are shown in the text's order, "…" where text is left out.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown context format {fmt!r} (use {' or '.join(FORMATS)})")
     passages = passages or {}
+    weights = weights or {}
     words = terms(query or "", prefix_last=False)
     ctx = Context(text="", tokens=0, budget=budget)
-    header_cost = estimate_tokens(_header(len(memories), query, fmt))
+    header_cost = estimate_tokens(_header(len(memories), query, fmt, budget))
     used = header_cost
     items: list[tuple[Memory, str, str]] = []  # (memory, body, note)
-    chosen: dict[int, list[Passage]] = {}  # item index -> passages shown, for a memory shown by passage
+    chosen: dict[int, tuple[list[Scored], list[Passage]]] = {}  # item index -> (its lines, those shown)
+    ranks: dict[int, int] = {}  # item index -> its rank among the memories shown by lines
+    unseeded: list[int] = []  # memories shown by lines still without a line
     for m in memories:
         index = len(items) + 1
-        ranked = passages.get(m.id) or ()
-        frame = estimate_tokens(_item(index, m, "", fmt, _passage_note(m) if ranked else " · summary")) + 1
-        room = budget - used - frame
+        scored = passages.get(m.id) or ()
+        frame = estimate_tokens(_item(index, m, "", fmt, _passage_note(m) if scored else " · summary")) + 1
         full = m.content
+        if unseeded and not scored:  # a memory ranked higher gets its best line before this one gets anything
+            used += _seed(items, chosen, unseeded, fmt, budget - used)
+            unseeded = []
+        room = budget - used - frame
         if fits(full, room):
             body, note, bucket = full, "", None
-        elif ranked and room >= MIN_EXCERPT_TOKENS:
-            first = trim(full, ranked[0], words, max(1, room - 2))
-            chosen[len(items)] = [first]
-            body, note, bucket = _joined(full, [first]), _passage_note(m), ctx.truncated
-            if not fits(body, room):  # an unbreakable word longer than the room
-                body = _excerpt(body, room)
+        elif scored and room >= MIN_EXCERPT_TOKENS and (
+                cands := _candidates(full, scored, words, weights, boost, budget)):
+            chosen[len(items)] = (cands, [])  # its lines are chosen below, across the memories shown by lines
+            ranks[len(items)] = len(ranks)
+            unseeded.append(len(items))
+            body, note, bucket = "", _passage_note(m), ctx.truncated
+            items.append((m, body, note))
+            ctx.included.append(m.id)
+            bucket.append(m.id)
+            continue
         elif m.summary and estimate_tokens(m.summary) <= room:
             body, note, bucket = m.summary, " · summary", ctx.summarised
         elif room >= MIN_EXCERPT_TOKENS:
@@ -166,22 +225,92 @@ def build_context(
         ctx.included.append(m.id)
         if bucket is not None:
             bucket.append(m.id)
-    for k, shown in chosen.items():  # room left: the next passages of those shown by passage
-        m, body, note = items[k]
-        for p in passages[m.id][1:]:
-            if any(p.start < q.end and q.start < p.end for q in shown):
-                continue
-            wider = _joined(m.content, [*shown, p])
-            grown = (estimate_tokens(_item(k + 1, m, wider, fmt, note))
-                     - estimate_tokens(_item(k + 1, m, body, fmt, note)))
-            if used + grown <= budget:
-                shown.append(p)
-                body, used = wider, used + grown
-        items[k] = (m, body, note)
+    if chosen:
+        used += _by_lines(items, chosen, ranks, words, fmt, budget - used)
+        empty = {k for k, (_, shown) in chosen.items() if not shown}
+        for k in sorted(empty):
+            ctx.left_out.append(items[k][0].id)  # no line of it fitted
+            ctx.included.remove(items[k][0].id)
+            ctx.truncated.remove(items[k][0].id)
+        kept = [k for k in range(len(items)) if k not in empty]
+        items = [items[k] for k in kept]
+        chosen = {new: chosen[old] for new, old in enumerate(kept) if old in chosen}
+        parts = [_item(k + 1, m, body, fmt, note) for k, (m, body, note) in enumerate(items)]
+        while estimate_tokens(_header(len(parts), query, fmt, budget) + "\n" + "\n".join(parts)) > budget and _drop_one(
+                chosen, items):  # the per-line estimate was short: the lowest-scored added line goes
+            parts = [_item(k + 1, m, body, fmt, note) for k, (m, body, note) in enumerate(items)]
     parts = [_item(k + 1, m, body, fmt, note) for k, (m, body, note) in enumerate(items)]
     if not parts:
         ctx.text = ""
         return ctx
-    ctx.text = _header(len(parts), query, fmt) + "\n" + "\n".join(parts)
+    ctx.text = _header(len(parts), query, fmt, budget) + "\n" + "\n".join(parts)
     ctx.tokens = estimate_tokens(ctx.text)
     return ctx
+
+
+def _seed(items: list[tuple[Memory, str, str]], chosen: dict[int, tuple[list[Scored], list[Passage]]],
+          these: list[int], fmt: str, room: int) -> int:
+    """Give each of these memories shown by lines its best line (and pay its label) while they fit in `room`;
+    returns the tokens used."""
+    used = 0
+    for k in these:
+        m, _, note = items[k]
+        cands, shown = chosen[k]
+        best = max(cands, key=lambda su: (su[0], -su[1].start))[1]
+        need = estimate_tokens(best.of_text(m.content)) + 1 + estimate_tokens(_item(k + 1, m, "", fmt, note)) + 1
+        if used + need <= room:
+            shown.append(best)
+            used += need
+    return used
+
+
+def _by_lines(items: list[tuple[Memory, str, str]], chosen: dict[int, tuple[list[Scored], list[Passage]]],
+              ranks: dict[int, int], words: Sequence[str], fmt: str, room: int) -> int:
+    """Fill `room` with the best lines of the memories shown by lines: each line's score discounted by its
+    memory's rank r among them (1 / log2(r + 2), as DCG discounts a ranking: the first memory's lines lead
+    until they grow weak), a memory's label paid with its first line; then the lines around those chosen.
+    Sets the items' bodies; returns the tokens used (estimated per line)."""
+    used = 0
+    pool = [(s / math.log2(ranks[k] + 2), k, u) for k, (cands, _) in chosen.items() for s, u in cands]
+    for _, k, u in sorted(pool, key=lambda t: (-t[0], t[1], t[2].start)):
+        m, _, note = items[k]
+        shown = chosen[k][1]
+        need = estimate_tokens(u.of_text(m.content)) + 1
+        if not shown:
+            need += estimate_tokens(_item(k + 1, m, "", fmt, note)) + 1
+        if used + need <= room:
+            shown.append(u)
+            used += need
+    if not any(shown for _, shown in chosen.values()):  # even the best line is longer: cut around its sentence
+        k = min(chosen, key=lambda k: ranks[k])
+        m, _, note = items[k]
+        best = max(chosen[k][0], key=lambda su: (su[0], -su[1].start))[1]
+        left = room - estimate_tokens(_item(k + 1, m, "", fmt, note)) - 3
+        if left >= MIN_EXCERPT_TOKENS // 2:
+            chosen[k][1].append(trim(m.content, best, words, left))
+            used += room - left
+    for k, (cands, shown) in chosen.items():
+        if shown:
+            used += _neighbours(items[k][0].content, cands, shown, room - used)
+    for k, (_, shown) in chosen.items():
+        m, _, note = items[k]
+        items[k] = (m, _joined(m.content, shown) if shown else "", note)
+    return used
+
+
+def _drop_one(chosen: dict[int, tuple[list[Scored], list[Passage]]], items: list[tuple[Memory, str, str]]) -> bool:
+    """Take the lowest-scored line added after a memory's first back out; False if there is none."""
+    worst: tuple[float, int, int] | None = None
+    for k, (cands, shown) in chosen.items():
+        score = {u.start: s for s, u in cands}
+        for j, u in enumerate(shown[1:], 1):
+            if worst is None or score.get(u.start, 0.0) < worst[0]:
+                worst = (score.get(u.start, 0.0), k, j)
+    if worst is None:
+        return False
+    _, k, j = worst
+    shown = chosen[k][1]
+    del shown[j]
+    m, _, note = items[k]
+    items[k] = (m, _joined(m.content, shown), note)
+    return True

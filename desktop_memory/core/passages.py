@@ -187,3 +187,16 @@ def trim(content: str, passage: Passage, query_terms: Sequence[str], limit: int)
         else:
             break
     return Passage(sentences[lo][0], sentences[hi][1])
+
+
+def units(content: str, passage: Passage, limit: int = PASSAGE_TOKENS) -> list[Passage]:
+    """The lines of a passage (a chat's turns, a list's items, a paragraph), a line longer than `limit`
+    estimated tokens cut into its sentences (joined while they fit): the pieces context is packed from
+    (core/context.py). A paragraph of prose stays whole: its sentences are read together."""
+    out: list[Passage] = []
+    for start, end in _cut(content, passage.start, passage.end, _LINE_END):
+        if _fits(content[start:end], limit):
+            out.append(Passage(start, end))
+        else:
+            out += [Passage(s, e) for s, e in _pack(content, list(_cut(content, start, end, _SENTENCE_END)), limit, 2)]
+    return out

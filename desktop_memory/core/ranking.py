@@ -240,6 +240,16 @@ def coverage(query_terms: Sequence[str], text: str) -> float:
     return _held(_distinct(query_terms), text)
 
 
+def weighted_coverage(query_terms: Sequence[str], text: str, weights: Mapping[str, float]) -> float:
+    """The share of the query's distinct terms that the text holds, each term weighing `weights[term]` (its
+    rarity in the store, say: a name counts more than a common word; 1 for a term not given)."""
+    wanted = _distinct(query_terms)
+    total = sum(weights.get(t, 1.0) for t in wanted)
+    if total <= 0:
+        return 0.0
+    return sum(weights.get(t, 1.0) * _held([t], text) for t in wanted) / total
+
+
 def _distinct(query_terms: Sequence[str]) -> list[str]:
     return sorted({t.lower() for t in query_terms if t.strip("*")})
 

@@ -14,26 +14,36 @@ import apsw
 import numpy as np
 
 from ..core.models import Passage
+from ..core.passages import LONG_CHARS
 from .store_sql import in_list, scalar
+
+SCAN_CHUNK = 1024  # rows converted to float32 at a time by the scan: 1.5 MB, within the cache (8192: 3x slower)
 
 
 @dataclass(frozen=True)
 class PassageMatrix:
-    """Every passage vector, grouped by memory: `ids[k]` owns rows `starts[k]:starts[k + 1]` of `vectors`."""
+    """Every passage vector, grouped by memory: `ids[k]` owns rows `starts[k]:starts[k + 1]` of `vectors`.
+
+    The vectors stay float16, as stored (768 bytes a passage with MiniLM; 20k passages ~15 MB, not 30), and
+    are converted a chunk at a time while scanning: float16 arithmetic in numpy has no BLAS and is far slower.
+    """
 
     ids: list[str]
     starts: np.ndarray  # int64, len(ids) + 1
-    vectors: np.ndarray  # float32, a row each
+    vectors: np.ndarray  # float16, a row each
 
     def best(self, qvec: np.ndarray) -> dict[str, float]:
-        """Each memory's best passage cosine to the query vector."""
+        """Each memory's best passage cosine to the query vector (the vectors are unit length)."""
         if not self.ids:
             return {}
-        sims = self.vectors @ np.asarray(qvec, dtype=np.float32)
+        q = np.asarray(qvec, dtype=np.float32)
+        sims = np.empty(len(self.vectors), dtype=np.float32)
+        for at in range(0, len(self.vectors), SCAN_CHUNK):
+            sims[at : at + SCAN_CHUNK] = self.vectors[at : at + SCAN_CHUNK].astype(np.float32) @ q
         return dict(zip(self.ids, np.maximum.reduceat(sims, self.starts[:-1]).tolist(), strict=True))
 
 
-_EMPTY = PassageMatrix([], np.zeros(1, dtype=np.int64), np.zeros((0, 0), dtype=np.float32))
+_EMPTY = PassageMatrix([], np.zeros(1, dtype=np.int64), np.zeros((0, 0), dtype=np.float16))
 
 
 class PassageRows:
@@ -67,6 +77,15 @@ class PassageRows:
             "SELECT m.id FROM passage_queue q JOIN memories m ON m.rowid = q.memory ORDER BY q.memory LIMIT ?",
             (limit,))]
 
+    def queued_among(self, ids: Sequence[str]) -> list[str]:
+        """Those of these memories that are queued, in the order given."""
+        if not ids:
+            return []
+        marks, chunk = in_list(list(ids)[:500])
+        found = {r[0] for r in self.db.execute(
+            f"SELECT m.id FROM passage_queue q JOIN memories m ON m.rowid = q.memory WHERE m.id IN ({marks})", chunk)}
+        return [i for i in ids if i in found]
+
     def queue_length(self) -> int:
         return int(scalar(self.db, "SELECT count(*) FROM passage_queue"))
 
@@ -74,7 +93,7 @@ class PassageRows:
         """Forget every passage vector and queue every long memory again (the embedding model changed)."""
         self.db.execute("DELETE FROM passage_vectors")
         self.db.execute("INSERT OR IGNORE INTO passage_queue(memory) SELECT rowid FROM memories "
-                        "WHERE length(content) > 512")
+                        "WHERE length(content) > ?", (LONG_CHARS,))  # as m006's triggers (which cannot import it)
 
     # -- reading -------------------------------------------------------------------------------
     def count(self) -> int:
@@ -94,19 +113,32 @@ class PassageRows:
         return out
 
     def matrix(self) -> PassageMatrix:
-        """Every passage vector as one float32 matrix, read again only after the table changed."""
+        """Every passage vector as one float16 matrix, read again only after the table changed (read row by row
+        into the matrix: no list of every row's bytes on the way)."""
         generation = self.generation()
         if self._cache is not None and self._cache[0] == generation:
             return self._cache[1]
-        rows: list[tuple[str, bytes]] = list(self.db.execute(
-            "SELECT m.id, p.vec FROM passage_vectors p JOIN memories m ON m.rowid = p.memory ORDER BY p.memory, p.ord"))
+        self._cache = None  # the stale matrix goes before the new one is read
         found = _EMPTY
-        sizes = {len(r[1]) for r in rows}
-        if rows and len(sizes) == 1:
-            ids = [r[0] for r in rows]
-            firsts = [k for k in range(len(ids)) if k == 0 or ids[k] != ids[k - 1]]
-            found = PassageMatrix(
-                [ids[k] for k in firsts], np.array([*firsts, len(ids)], dtype=np.int64),
-                np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float16).reshape(len(rows), -1).astype(np.float32))
+        total = self.count()
+        blob_size = scalar(self.db, "SELECT length(vec) FROM passage_vectors LIMIT 1")
+        if total and blob_size and blob_size % 2 == 0:
+            vectors = np.empty((total, blob_size // 2), dtype=np.float16)
+            ids: list[str] = []
+            firsts: list[int] = []
+            k = 0
+            for mid, blob in self.db.execute(
+                    "SELECT m.id, p.vec FROM passage_vectors p JOIN memories m ON m.rowid = p.memory "
+                    "ORDER BY p.memory, p.ord"):
+                if len(blob) != blob_size or k >= total:  # vectors of two sizes are never kept together
+                    k = -1
+                    break
+                if not ids or ids[-1] != mid:
+                    ids.append(mid)
+                    firsts.append(k)
+                vectors[k] = np.frombuffer(blob, dtype=np.float16)
+                k += 1
+            if k == total:
+                found = PassageMatrix(ids, np.array([*firsts, total], dtype=np.int64), vectors)
         self._cache = (generation, found)
         return found

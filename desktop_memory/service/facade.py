@@ -27,10 +27,11 @@ from .ingest import AddResult, Ingest
 from .lifecycle import Lifecycle
 from .maintenance import Maintenance
 from .ownership import DB_NAME, Ownership
+from .passage_backlog import PassageBacklog
 from .protocol import MemoryOperations, Operation
 from .reembed import EmbedderFor, ReEmbed
 from .retrieval import Reranker, Retrieval
-from .vector_sync import VectorSync, release_process_cache
+from .vector_sync import EMBEDDING_MODEL_KEY, VectorSync, release_process_cache
 
 __all__ = ["DB_NAME", "IMPORT_BATCH", "IMPORT_BATCH_BYTES", "AddResult", "ImportReport", "MemoryService"]
 
@@ -64,6 +65,8 @@ class MemoryService(MemoryOperations):
                                    self.ingest.forget_recent)
         self.enrichment = EnrichmentControl(folder, store, settings, self.foreground)
         self.ingest.on_stored = self.enrichment.wake  # new memories wake the enricher
+        self.vector_sync.backlog = PassageBacklog(  # passages left to embed: in the background, own connection
+            self.foreground, self.enrichment._second_store, lambda: self.vector_sync.embedder, EMBEDDING_MODEL_KEY)
         self.maintenance = Maintenance(folder, lambda: self._own.store, self.vector_sync, self.enrichment,
                                        self.lifecycle, reopen_store=self.reopen_store, use_settings=self._use)
         self._parts = (self.ingest, self.retrieval, self.lifecycle, self.enrichment)
@@ -95,7 +98,11 @@ class MemoryService(MemoryOperations):
 
     def reopen_store(self) -> None:
         """Open the database again after its file was replaced (restore, encryption on/off)."""
+        if self.vector_sync.backlog is not None:
+            self.vector_sync.backlog.stop()  # its connection must not hold the replaced file
         store = self._own.reopen_store()
+        if self.vector_sync.backlog is not None:
+            self.vector_sync.backlog.resume()  # woken by the next sync
         for part in self._parts:
             part.store = store
         self.vector_sync.store_replaced(store)
@@ -107,6 +114,8 @@ class MemoryService(MemoryOperations):
         `release_vector_cache`: also drop Chroma's per-process cache (the MCP server, no other service open)."""
         self.enrichment.stop()
         self.reembed.stop()
+        if self.vector_sync.backlog is not None:
+            self.vector_sync.backlog.stop()  # after its batch; the rest stays queued for the next start
         self._embed_lane.shutdown(wait=True)
         try:
             self.vector_sync.close()

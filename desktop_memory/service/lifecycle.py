@@ -70,6 +70,7 @@ class Lifecycle:
             self.store.delete_version(m.id, chosen.seq)
             self.store.add_version(m.id, Version(0, m.content, m.content_hash, since, now, m.redactions))
             self.store.update(m.id, content=chosen.content, content_hash=chosen.content_hash, updated_at=now)
+        self.vectors.embed_passages([m.id])  # this text's passages now; a backlog waits for the background
         self.vectors.sync()
         self.on_texts_changed()
         return self.get(m.id)
@@ -103,6 +104,7 @@ class Lifecycle:
                            redactions=m.redactions + red.total)
         m = self._update(m.id, **fields_)
         if content is not None:
+            self.vectors.embed_passages([m.id])  # this text's passages now; a backlog waits for the background
             self.vectors.sync()
             self.on_texts_changed()
         return m

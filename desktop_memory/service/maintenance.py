@@ -66,6 +66,7 @@ class Maintenance:
         folder, db_path = self.folder, self.store.path
         staged = backup.stage(Path(source), folder, db_path, passphrase)
         self.enrichment.stop()  # its own connection must not keep writing to the replaced file
+        self._stop_backlog()
         backup.release(self.store)
         try:
             kept = backup.swap_in(folder, db_path, staged)
@@ -88,6 +89,7 @@ class Maintenance:
     def set_encryption(self, encrypted: bool) -> str:
         """Encrypt or decrypt the database in place (copy, verify, swap); its new state in a sentence."""
         self.enrichment.stop()  # the enrichment thread's connection must not hold the old file
+        self._stop_backlog()
         store = self.store
         store.close()
         try:
@@ -95,6 +97,11 @@ class Maintenance:
         finally:
             self._reopen_store()
         return self.encryption_status()
+
+    def _stop_backlog(self) -> None:
+        """The passage backlog's connection must not hold the file being replaced (reopening resumes it)."""
+        if self.vector_sync.backlog is not None:
+            self.vector_sync.backlog.stop()
 
     def encryption_status(self) -> str:
         """Whether the database is encrypted, and with which key, in a sentence."""

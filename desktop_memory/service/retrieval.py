@@ -11,6 +11,7 @@ candidates (a cross-encoder, say).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -21,7 +22,6 @@ import numpy as np
 from ..core.context import Context, build_context
 from ..core.errors import InvalidInput
 from ..core.models import Hit, Memory, Passage
-from ..core.passages import order
 from ..core.pipeline import Reranker, rank
 from ..core.query import Filters, parse, settle_prefix, terms
 from ..core.ranking import RankingParams
@@ -130,16 +130,23 @@ class Retrieval:
         for mid in self.store.search.filter_ids(sorted(wanted), filters):
             semantic[mid] = max(semantic.get(mid, -1.0), best[mid])
 
-    def passage_order(self, text: str, hits: Sequence[Hit]) -> dict[str, list[Passage]]:
-        """The passages of each long memory among the hits, best for the query first (core/passages.order)."""
-        found = self.store.passages.spans([h.memory.id for h in hits])
+    def passage_scores(self, text: str, memories: Sequence[Memory]) -> dict[str, list[tuple[Passage, float]]]:
+        """The passages of each long memory among these, in the text's order, with their cosine to the query."""
+        found = self.store.passages.spans([m.id for m in memories])
         if not found:
             return {}
         qvec = np.asarray(self.embedder.encode_query(text[:4000]), dtype=np.float32)
-        question = terms(text, prefix_last=True)
-        contents = {h.memory.id: h.memory.content for h in hits}
-        return {mid: order(contents[mid], [(p, float(v @ qvec)) for p, v in spans], question,
-                           self.ranking.coverage_boost) for mid, spans in found.items()}
+        return {mid: [(p, float(v @ qvec)) for p, v in spans] for mid, spans in found.items()}
+
+    def term_weights(self, text: str) -> dict[str, float]:
+        """How much each of the query's words counts when lines are chosen for context: its rarity among the
+        memories (BM25's inverse document frequency, at least a small positive weight)."""
+        total = max(1, self.store.count(include_forgotten=True))
+        out: dict[str, float] = {}
+        for t in terms(text, prefix_last=False):
+            df = self.store.search.document_frequency(t)
+            out[t] = math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+        return out
 
     def _rows(self, ids: Iterable[str], filters: Filters) -> dict[str, Any]:
         """What fusion reads of these memories: full rows under filters, else the few ranking fields (and
@@ -168,21 +175,21 @@ class Retrieval:
     def context(self, query: str | None = None, *, ids: Sequence[str] = (), budget: int | None = None,
                 fmt: str | None = None, limit: int = 20, filters: Filters | None = None) -> Context:
         """Pasteable context for a query (most relevant first) or for chosen memories (in order)."""
-        passages: dict[str, list[Passage]] = {}
-        if ids:
+        text = parse(query or "").text
+        if ids:  # chosen memories, in the order given: a long one by its lines matching the query, if any
             memories = [self.store.get(i) for i in ids]
             self.store.touch([m.id for m in memories])
         elif query and query.strip():
-            hits = self.search(query, limit=limit, filters=filters)
-            memories = [h.memory for h in hits]
-            passages = self.passage_order(parse(query).text, hits)
+            memories = [h.memory for h in self.search(query or "", limit=limit, filters=filters)]
         else:
             raise InvalidInput("give a query or memory ids to build context from")
         budget = self.settings.context_budget if budget is None else budget
         if budget < 50:
             raise InvalidInput("the token budget must be at least 50")
+        passages = self.passage_scores(text, memories) if text.strip() else {}
+        weights = self.term_weights(text) if passages else {}
         return build_context(memories, query=query, budget=budget, fmt=fmt or self.settings.context_format,
-                             passages=passages)
+                             passages=passages, weights=weights, boost=self.ranking.coverage_boost)
 
 
 class _StoreReads:

@@ -25,6 +25,7 @@ from ..engine.index_health import remove_moved_aside
 from ..engine.store import Store
 from ..engine.vectors import VectorIndex
 from ..engine.vectors import release_process_cache as release_process_cache  # re-exported for the MCP server
+from .passage_backlog import PassageBacklog, embed_queued
 from .reports import IndexStatus
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,7 @@ INDEX_REPAIR_KEY = "vector_index_repair"  # the last rebuild of a damaged or mis
 VECTOR_COPIES_KEY = "vector_copies"  # "complete" once the vectors of a store older than m004 are copied
 VECTORS_DIR = "vectors"
 SYNC_BATCH = 256  # queue entries handled per round
-PASSAGE_BATCH = 16  # long memories whose passages are embedded per round
+PASSAGE_BATCH = 16  # long memories whose passages are embedded per round (`sync_passages`)
 PENDING_FLUSH = 32  # vectors an `add` leaves for Chroma: written together once this many wait
 
 
@@ -72,6 +73,7 @@ class VectorSync:
         self._open_repairs: dict[str, int] | None = None  # what `reconcile` repaired at open (for doctor)
         self.before_use: Callable[[], None] = lambda: None  # before the index or the model is used (reembed.py)
         self.switched_model = False  # reembed.py deleted the old model's index: its rebuild is no repair
+        self.backlog: PassageBacklog | None = None  # the passages still to embed, drained in the background
 
     # -- the index ----------------------------------------------------------------------------
     @property
@@ -196,6 +198,8 @@ class VectorSync:
         self.model_adopted = True
         if queued:
             self.sync()
+        else:
+            self.passages_later()
 
     def _adopt_embedding_model(self) -> int:
         """Queue every memory for re-embedding when the store's vectors came from another model.
@@ -242,20 +246,35 @@ class VectorSync:
                 index.upsert(present, np.stack([vecs[m] for m in present]))
             self.store.vectors.dequeue([mid for mid, _ in batch])
             done += len(batch)
-        return done + self.sync_passages()
+        self.passages_later()
+        return done
+
+    def passages_later(self) -> None:
+        """Long memories queued without their passages (an upgrade, a new model, a restored backup): the
+        background backlog embeds them (service/passage_backlog.py); no request waits for it. Without a
+        backlog (a bare VectorSync) they are embedded here."""
+        if not self.model_adopted or not self.store.passages.queued(1):
+            return  # not before this model is the store's: its vectors alone may be written
+        if self.backlog is not None:
+            self.backlog.wake()
+        else:
+            self.sync_passages()
+
+    def embed_passages(self, ids: Sequence[str]) -> None:
+        """Embed the passages of these memories now if they are queued (an edit, a restored version: one text,
+        bounded), on the request's connection."""
+        if (queued := self.store.passages.queued_among(ids)):
+            self.embedding_ready()
+            embed_queued(self.store, self.embedder, queued, EMBEDDING_MODEL_KEY)
 
     def sync_passages(self) -> int:
-        """Embed the passages of the long memories still without them (older stores, edits, a new model);
-        returns how many memories were handled."""
+        """Embed the passages of every long memory still without them, on this thread (benchmarks, a bare
+        VectorSync; the service leaves them to its backlog); returns how many memories were handled."""
+        self.embedding_ready()
         done = 0
         while ids := self.store.passages.queued(PASSAGE_BATCH):
-            if not self.model_adopted:
-                self.embedding_ready()
-            rows = self.store.get_many(ids)
-            made = passage_vectors(self.embedder, [rows[i].content for i in ids if i in rows])
-            with self.store.transaction():
-                for mid, passages in zip([i for i in ids if i in rows], made, strict=True):
-                    self.store.passages.put(mid, passages)
+            if not embed_queued(self.store, self.embedder, ids, EMBEDDING_MODEL_KEY):
+                break
             done += len(ids)
         return done
 

@@ -56,6 +56,13 @@ def test_a_deep_paragraph_finds_its_long_memory_and_fills_the_context(tmp_path):
         assert hit.to_dict()["passage"]["text"] == hit.passage.of(hit.memory)
         ctx = svc.context(QUESTION, budget=300)
         assert ANSWER in ctx.text and "Work chat" in ctx.text and ctx.tokens <= 300
+        # chosen memories with the typed query (the search window): in the order given, a long one by the
+        # lines matching the query, not its opening
+        note_id = next(h.memory.id for h in svc.search("bakery corner", limit=1, record_access=False))
+        chosen = svc.context(QUESTION, ids=[note_id, long_id], budget=300)
+        assert chosen.included == [note_id, long_id] and ANSWER in chosen.text and chosen.tokens <= 300
+        assert chosen.text.index("bakery") < chosen.text.index(ANSWER)
+        assert ANSWER not in svc.context(ids=[note_id, long_id], budget=300).text  # no query: the opening
         assert all(h.passage is None for h in hits if h.memory.id != long_id)  # short memories: none
 
         # an edit drops the old passages (a trigger) and queues the memory; the vector sync makes the new ones
@@ -63,8 +70,7 @@ def test_a_deep_paragraph_finds_its_long_memory_and_fills_the_context(tmp_path):
         with svc.store.transaction():
             svc.store.update(long_id, content=edited)
             assert svc.store.passages.spans([long_id]) == {} and svc.store.passages.queue_length() == 1
-        svc.edit(long_id, content=edited + "\n\nOne more line.")
-        svc.vector_sync.sync()
+        svc.edit(long_id, content=edited + "\n\nOne more line.")  # its passages made at once
         kept = svc.store.passages.spans([long_id])[long_id]
         assert [p for p, _ in kept] == split(edited + "\n\nOne more line.")
         assert svc.store.passages.queue_length() == 0
@@ -84,6 +90,7 @@ def test_a_new_embedding_model_makes_the_passages_again_and_older_stores_are_bac
             svc.store.set_meta("embedding_model", "another-model/v0")
     with MemoryService(tmp_path / "data") as svc:
         hits = svc.search(QUESTION, limit=5, record_access=False)  # the model is adopted: everything re-embedded
+        assert svc.vector_sync.backlog is not None and svc.vector_sync.backlog.wait(60)  # passages: in the background
         assert _passage_rows(svc) == rows and svc.store.passages.queue_length() == 0
         vecs = np.stack([v for _, v in svc.store.passages.spans([mid])[mid]])
         assert np.all(np.linalg.norm(vecs, axis=1) > 0.9)
@@ -94,4 +101,5 @@ def test_a_new_embedding_model_makes_the_passages_again_and_older_stores_are_bac
                                  "SELECT rowid FROM memories WHERE length(content) > 512")
     with MemoryService(tmp_path / "data") as svc:
         svc.search(QUESTION, limit=5, record_access=False)
+        assert svc.vector_sync.backlog is not None and svc.vector_sync.backlog.wait(60)
         assert _passage_rows(svc) == rows

@@ -105,7 +105,7 @@ def test_context_shows_the_matching_passage_with_title_and_date_not_the_opening(
     ps = split(text)
     best = next(p for p in ps if ANSWER in p.of_text(text))
     ctx = build_context([m], query="where is the bike shed key", budget=300,
-                        passages={m.id: [best, *[p for p in ps if p != best]]})
+                        passages={m.id: [(p, 0.8 if p == best else 0.2) for p in ps]})
     assert ANSWER in ctx.text and "Office notes" in ctx.text and "2023-11-14" in ctx.text
     assert "…" in ctx.text and ctx.tokens <= 300 and ctx.truncated == [m.id]
     without = build_context([m], query="where is the bike shed key", budget=300)
@@ -118,8 +118,43 @@ def test_context_gives_several_hits_their_best_passage_before_more_of_the_first(
     passages = {}
     for m in mems:
         ps = split(m.content)
-        passages[m.id] = [ps[-1], *ps[:-1]]
+        passages[m.id] = [(p, 0.6 if p == ps[-1] else 0.3) for p in ps]
     ctx = build_context(mems, query="bike shed key", budget=300, passages=passages)
     assert all(f"Fact number {i}" in ctx.text for i in range(2)) and ctx.tokens <= 300
     ids = build_context(mems, budget=300)  # context --ids: no passages, the openings as before
     assert "Fact number" not in ids.text
+
+
+def test_the_migrations_threshold_is_long_chars(tmp_path):
+    """m006's triggers cannot import LONG_CHARS: every length in them, and what they queue, agree with it."""
+    from pathlib import Path
+
+    import desktop_memory.engine as engine
+    from desktop_memory.engine.store import Store
+
+    sql = (Path(engine.__file__).parent / "migrations" / "m006_passages.sql").read_text(encoding="utf-8")
+    found = [int(n) for n in re.findall(r"length\([\w.]+\)\s*>\s*(\d+)", sql)]
+    assert len(found) == 3 and set(found) == {LONG_CHARS}
+    store = Store(tmp_path / "db")
+    try:
+        with store.transaction():
+            for n, size in enumerate((LONG_CHARS, LONG_CHARS + 1)):
+                store.insert(Memory(id=f"m{n}", content="x" * size, created_at=n, updated_at=n, content_hash=f"h{n}"))
+        assert store.passages.queued(10) == ["m1"]  # the trigger: longer than LONG_CHARS only
+        with store.transaction():
+            store.passages.put("m1", [])
+            store.passages.drop_all()
+        assert store.passages.queued(10) == ["m1"]  # drop_all: the same threshold
+    finally:
+        store.close()
+
+
+def test_a_long_memory_ranked_first_gets_its_best_line_before_short_ones_below_it():
+    text = "\n".join(f"Line {k}: " + FILLER for k in range(30)) + "\n" + ANSWER + "\n" + FILLER
+    long = _mem(text, 1, title="Chat")
+    shorts = [_mem(f"Short note {k}: " + FILLER, 10 + k) for k in range(8)]  # together more than the budget
+    scored = [(p, 0.7 if ANSWER in p.of_text(text) else 0.3) for p in split(text)]
+    ctx = build_context([long, *shorts], query="where is the bike shed key", budget=300, passages={long.id: scored})
+    assert ANSWER in ctx.text and ctx.tokens <= 300 and ctx.included[0] == long.id and ctx.left_out
+    lines_only = build_context([long], query="where is the bike shed key", budget=120, passages={long.id: scored})
+    assert ANSWER in lines_only.text and "Line 0:" not in lines_only.text  # its best line, not its opening

@@ -4,6 +4,7 @@
 -- (512: 128 estimated tokens of 4 characters) waits in `passage_queue` until its passages are embedded
 -- (at once by an add or an import, else by the vector sync). A content change or a delete removes the
 -- passages (secure_delete overwrites them); `passage_state.generation` tells a reader's cache it is stale.
+-- 512 below is core/passages.LONG_CHARS, which SQL cannot import: tests/unit/test_passages.py holds them equal.
 CREATE TABLE passage_vectors (
     memory  INTEGER NOT NULL,  -- memories.rowid
     ord     INTEGER NOT NULL,
