@@ -21,6 +21,7 @@ from .text import first_line
 DEFAULT_BUDGET = 1500
 FORMATS = ("text", "markdown")
 MIN_EXCERPT_TOKENS = 24
+SEED_SHARE = 0.5  # of the room left, what the lines around a long memory's best line may take before the next memory
 
 
 def estimate_tokens(text: str) -> int:
@@ -250,8 +251,8 @@ def build_context(
 
 def _seed(items: list[tuple[Memory, str, str]], chosen: dict[int, tuple[list[Scored], list[Passage]]],
           these: list[int], fmt: str, room: int) -> int:
-    """Give each of these memories shown by lines its best line (and pay its label) while they fit in `room`;
-    returns the tokens used."""
+    """Give each of these memories shown by lines its best line (and pay its label) while they fit in `room`,
+    with the lines around it up to SEED_SHARE of the room left; returns the tokens used."""
     used = 0
     for k in these:
         m, _, note = items[k]
@@ -261,6 +262,9 @@ def _seed(items: list[tuple[Memory, str, str]], chosen: dict[int, tuple[list[Sco
         if used + need <= room:
             shown.append(best)
             used += need
+            # and the lines around it, up to half of what is left: the answer is often next to the line with
+            # the question's words, and the memories ranked below must not crowd it out
+            used += _neighbours(m.content, cands, shown, int((room - used) * SEED_SHARE))
     return used
 
 

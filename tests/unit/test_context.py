@@ -53,3 +53,21 @@ def test_markdown_format_has_headings():
 
 def test_nothing_to_pack_gives_empty_text():
     assert build_context([]).text == ""
+
+
+def test_a_long_memory_ranked_first_keeps_the_lines_around_its_best_line_before_short_ones():
+    """Issue 32: the line holding the question's words is often next to the one that answers; the short memories
+    ranked below must not take the room the lines around it need (half of what is left goes to them first)."""
+    from desktop_memory.core.passages import split
+
+    lines = [f"Item {i}: the team reviewed topic number {i} and agreed to revisit it later." for i in range(40)]
+    lines[20] = "Backups: every night the datasets go to the external disk with restic."
+    lines[21] = "Test a restore every quarter by restoring a random folder and comparing it."
+    long = Memory(id="long", content="\n".join(lines), title="Home server", created_at=1_700_000_000.0)
+    scored = [(p, 0.5 if p.start <= long.content.index("Backups") < p.end else 0.1) for p in split(long.content)]
+    shorts = [Memory(id=f"s{i}", content=f"Unrelated short note number {i} about groceries, the weather and bikes.",
+                     created_at=1_700_000_000.0) for i in range(8)]
+    ctx = build_context([long, *shorts], query="how do backups work", budget=300, passages={"long": scored})
+    assert "Backups: every night" in ctx.text
+    assert "Test a restore every quarter" in ctx.text, ctx.text
+    assert estimate_tokens(ctx.text) <= 300
