@@ -424,11 +424,13 @@ class SettingsWindow(QDialog):
             problems = len(feeds[0].problems) + feeds[0].more_problems if feeds else 0
             parts = [f"{report.updated} updated" if report.updated else "",
                      f"{report.duplicates} already there" if report.duplicates else "",
-                     f"{len(report.errors)} bad records skipped" if report.errors else "",
-                     f"{problems} parts could not be read" if problems else ""]
+                     f"{len(report.errors)} bad record{'s' if len(report.errors) != 1 else ''} skipped"
+                     if report.errors else "",
+                     f"{problems} part{'s' if problems != 1 else ''} could not be read" if problems else ""]
             more = ", ".join(p for p in parts if p)
             what = f" from {found_as[0]}" if found_as else ""
-            self.notice.emit(f"Imported {report.added + report.related} new memories{what}"
+            new = report.added + report.related
+            self.notice.emit(f"Imported {new:,} new {'memory' if new == 1 else 'memories'}{what}"
                              + (f" ({more})" if more else ""))
 
         def open_source() -> Iterable[str | bytes | Overlong] | IO[bytes]:

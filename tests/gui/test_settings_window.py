@@ -105,8 +105,8 @@ def test_export_import_and_erase_everything(qtbot, window, bridge, engine, tmp_p
     (vault / "bad.md").write_bytes(b"binary\0note")
     window.import_from(vault)  # a folder: what the "Import a folder of notes" choice gives
     qtbot.waitUntil(lambda: len(notices) == 4, timeout=20_000)
-    assert notices[-1] == ("Imported 1 new memories from an Obsidian vault (the folder Vault) "
-                           "(1 already there, 1 parts could not be read)")
+    assert notices[-1] == ("Imported 1 new memory from an Obsidian vault (the folder Vault) "
+                           "(1 already there, 1 part could not be read)")
     window.import_from(tmp_path / "nope.jsonl")
     qtbot.waitUntil(lambda: window.error.isVisible(), timeout=10_000)
     assert "cannot read" in window.error.text()
