@@ -37,6 +37,26 @@ class Unreadable(Exception):
     """A conversation (or file) that cannot be read; the message says why in one line."""
 
 
+def sniffed(path: Path | str, zipped: Callable[[zipfile.ZipFile], bool], head: Callable[[bytes], bool],
+            size: int) -> bool:
+    """Whether a reader takes `path` (each reader's `sniff`): a zip (by its name or its bytes) that `zipped`
+    takes, or a .json whose first `size` bytes `head` takes. A few KB read; a damaged or unreadable file is not
+    taken, never an error."""
+    path = Path(path)
+    try:
+        if not path.is_file():
+            return False
+        if path.suffix.lower() == ".zip" or zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                return zipped(archive)
+        if path.suffix.lower() == ".json":
+            with path.open("rb") as fh:
+                return head(fh.read(size))
+    except DAMAGE:
+        return False
+    return False
+
+
 def first_words(text: str) -> str:
     words = text.split()
     title = " ".join(words[:TITLE_WORDS])

@@ -42,7 +42,7 @@ import ijson
 from ..core.models import in_range, to_iso
 from ..core.text import one_line, utf8_safe
 from . import Item, Problem
-from ._shared import ZIP_ERRORS, Standard
+from ._shared import ZIP_ERRORS, Standard, sniffed
 
 SNIFF_BYTES = 16_384
 _SPLIT = re.compile(r"conversations-(\d+)\.json")
@@ -62,19 +62,16 @@ class _Broken(Exception):
 
 def sniff(path: Path) -> bool:
     """A .zip holding conversations.json (or its split files) that starts like ChatGPT's, or such a .json."""
-    path = Path(path)
-    try:
-        if path.suffix.lower() == ".json" and path.is_file():
-            with path.open("rb") as fh:
-                return _looks_like_export(fh.read(SNIFF_BYTES))
-        if path.suffix.lower() == ".zip" and path.is_file():
-            with zipfile.ZipFile(path) as zf, zf.open(_members(zf)[0]) as fh:  # IndexError: none in it
-                head = fh.read(SNIFF_BYTES)
-                new_account = head.strip() == b"[]" and any(n.endswith("chat.html") for n in zf.namelist())
-                return new_account or _looks_like_export(head)
-    except (OSError, ValueError, IndexError, *ZIP_ERRORS):
-        pass
-    return False
+    return sniffed(path, _zipped, _looks_like_export, SNIFF_BYTES)
+
+
+def _zipped(zf: zipfile.ZipFile) -> bool:
+    if not (members := _members(zf)):
+        return False
+    with zf.open(members[0]) as fh:
+        head = fh.read(SNIFF_BYTES)
+    new_account = head.strip() == b"[]" and any(n.endswith("chat.html") for n in zf.namelist())
+    return new_account or _looks_like_export(head)
 
 
 def _looks_like_export(head: bytes) -> bool:

@@ -32,33 +32,26 @@ from urllib.parse import quote
 
 from ..core.text import one_line, utf8_safe
 from . import Item, Problem
-from ._shared import DAMAGE, Unreadable, elements, first_words, kind, parse_time, shortened
+from ._shared import Unreadable, elements, first_words, kind, parse_time, shortened, sniffed
 
 APP = "Claude"
 ATTACHMENT_CHARS = 20_000  # an attachment's extracted text kept in the prompt; the rest is left out, and said so
 SNIFF_BYTES = 4096
 _PLACEHOLDER = re.compile(r"`{3}\s*This block is not supported on your current device yet\.?\s*`{3}")
+
+
 def sniff(path: Path) -> bool:
     """A .zip with a conversations.json of Claude's shape, or a .json whose first KB are; never a ChatGPT
     export (its conversations carry "mapping" and "current_node")."""
-    path = Path(path)
-    try:
-        if not path.is_file():
-            return False
-        if path.suffix.lower() == ".zip" or zipfile.is_zipfile(path):
-            with zipfile.ZipFile(path) as archive:
-                member = _member(archive)
-                if member is None:
-                    return False
-                names = {PurePosixPath(n).name.lower() for n in archive.namelist()}
-                with archive.open(member) as f:
-                    return _looks_like_claude(f.read(SNIFF_BYTES), names)
-        if path.suffix.lower() == ".json":
-            with path.open("rb") as f:
-                return _looks_like_claude(f.read(SNIFF_BYTES), set())
-    except DAMAGE:
+    return sniffed(path, _zipped, lambda head: _looks_like_claude(head, set()), SNIFF_BYTES)
+
+
+def _zipped(archive: zipfile.ZipFile) -> bool:
+    if (member := _member(archive)) is None:
         return False
-    return False
+    names = {PurePosixPath(n).name.lower() for n in archive.namelist()}
+    with archive.open(member) as f:
+        return _looks_like_claude(f.read(SNIFF_BYTES), names)
 
 
 def _member(archive: zipfile.ZipFile) -> str | None:
@@ -81,7 +74,6 @@ def inside(zf: zipfile.ZipFile) -> list[str]:
     """The files of a zipped export this reader reads (to say what was found)."""
     member = _member(zf)
     return [member] if member else []
-
 
 
 def read(path: Path) -> Iterator[Item | Problem]:

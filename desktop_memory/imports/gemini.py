@@ -41,7 +41,7 @@ from typing import Any
 
 from ..core.text import one_line, utf8_safe
 from . import Item, Problem
-from ._shared import DAMAGE, Unreadable, elements, first_words, kind, parse_time
+from ._shared import Unreadable, elements, first_words, kind, parse_time, sniffed
 
 APP = "Gemini"
 SESSION_GAP = 30 * 60  # seconds between two records of one session at most
@@ -60,19 +60,8 @@ _CONVERSATION = re.compile(r"^https?://gemini\.google\.com/app/([A-Za-z0-9_-]+)/
 
 def sniff(path: Path) -> bool:
     """A .json whose first KB are Gemini Apps activity, or a zip holding one (or its HTML form)."""
-    path = Path(path)
-    try:
-        if not path.is_file():
-            return False
-        if path.suffix.lower() == ".zip" or zipfile.is_zipfile(path):
-            with zipfile.ZipFile(path) as archive:
-                return _member(archive) is not None or _html_member(archive) is not None
-        if path.suffix.lower() == ".json":
-            with path.open("rb") as f:
-                return _looks_like_gemini(f.read(SNIFF_BYTES))
-    except DAMAGE:
-        return False
-    return False
+    return sniffed(path, lambda archive: _member(archive) is not None or _html_member(archive) is not None,
+                   _looks_like_gemini, SNIFF_BYTES)
 
 
 def _looks_like_gemini(head: bytes) -> bool:
