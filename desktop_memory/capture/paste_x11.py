@@ -73,6 +73,30 @@ def foreground() -> int | None:
             return None
 
 
+def bring_forward(window: int) -> bool:
+    """Ask the window manager to raise and focus one of our own windows the person asked for (the search panel
+    opened by its hotkey, or back after a failed paste), as a pager asks: a manager's focus stealing prevention
+    refuses an application's own request when its last input time is older than another window's. False when
+    the X server could not be asked."""
+    from Xlib import X, error
+
+    with _lock:
+        try:
+            d = _conn()
+            win = d.create_resource_object("window", window)
+            _activate(d, win, _wm_supports_active(d))
+            # The manager hands the focus over with WM_TAKE_FOCUS and a time older than the focus it took away,
+            # so the toolkit's own XSetInputFocus is ignored by the server: the window is raised and named active
+            # while the keys go on to the other window. The server's current time is never too old.
+            win.set_input_focus(X.RevertToParent, X.CurrentTime, onerror=error.CatchError(error.BadMatch))
+            d.sync()
+            return True
+        except Exception:  # noqa: BLE001 - no X server, the window gone meanwhile
+            log.debug("cannot bring the window forward", exc_info=True)
+            _reset()
+            return False
+
+
 def paste_into(target: int | None) -> str | None:
     """Bring `target` forward and send the paste chord (held modifiers released first); None when sent,
     else a one-line problem for a person. Blocks up to ACTIVATE_WAIT_S: call it off the GUI thread."""

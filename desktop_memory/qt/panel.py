@@ -19,7 +19,8 @@ from .preview import PreviewPane
 from .result_list import ResultList
 from .result_row import secondary
 
-WIDTH, WIDTH_WITH_PREVIEW = 760, 1120  # logical pixels, at most 92 % of the screen
+WIDTH = 760  # logical pixels, at most 92 % of the screen; the same with the preview open (it opens inside)
+PREVIEW_SHARE = 0.55  # of the panel's width, when the preview opens
 MAX_ROWS = 7  # the panel grows with its results up to this many rows, then the list scrolls
 RADIUS = 12
 
@@ -35,6 +36,8 @@ class PanelLook:
         self.panel, self.layout = panel, layout
         self.query, self.results, self.empty, self.stack = query, results, empty, stack
         self.preview, self.body, self.line, self.status, self.footer = preview, body, line, status, footer
+        self.centre_x: int | None = None  # where the panel opened (its centre): it keeps it while it changes size
+        self._preview_shown = False
 
     def style(self) -> None:
         """Colours from the system palette (light or dark): one surface, a footer band, readable hints."""
@@ -89,12 +92,26 @@ class PanelLook:
                   or QGuiApplication.primaryScreen())
         return screen.availableGeometry() if screen is not None else None
 
+    def place(self) -> None:
+        """Size the panel, then put it on the screen under the mouse: centred, a fifth down from the top."""
+        self.fit()
+        area = self.screen_area()
+        if area is not None:
+            self.centre_x = area.center().x()
+            self.panel.move(self.centre_x - self.panel.width() // 2, area.top() + area.height() // 5)
+
     def fit(self) -> None:
-        """Size the panel to what it shows: as many rows as there are (up to MAX_ROWS), wider with the preview."""
+        """Size the panel to what it shows: as many rows as there are (up to MAX_ROWS); its width and top never
+        change while it is open (the preview opens inside it, beside the results)."""
         panel, area = self.panel, self.screen_area()
-        max_w = int(area.width() * 0.92) if area is not None else WIDTH_WITH_PREVIEW
+        max_w = int(area.width() * 0.92) if area is not None else WIDTH
         max_h = int(area.height() * 0.8) if area is not None else 700
-        width = min(WIDTH_WITH_PREVIEW if self.preview.isVisible() else WIDTH, max_w)
+        width = min(WIDTH, max_w)
+        preview_open = self.preview.isVisible()
+        if preview_open and not self._preview_shown:  # just opened: results and preview share the width
+            inner = width - 2
+            self.body.setSizes([round(inner * (1 - PREVIEW_SHARE)), round(inner * PREVIEW_SHARE)])
+        self._preview_shown = preview_open
         option = QStyleOptionViewItem()
         option.initFrom(self.results)
         row_h = self.results.delegate.rows(option).row_height
@@ -110,8 +127,8 @@ class PanelLook:
         self.layout.activate()
         height = min(self.layout.sizeHint().height(), max_h) if chrome >= 0 else max_h
         if panel.size().width() != width or panel.size().height() != height:
-            centre = panel.geometry().center().x()
+            moved = panel.size().width() != width
             panel.resize(width, height)  # the top stays put: the panel grows and shrinks downwards
-            if panel.isVisible() and area is not None:
-                left = min(max(area.left(), centre - width // 2), area.right() - width)
+            if moved and panel.isVisible() and area is not None and self.centre_x is not None:
+                left = min(max(area.left(), self.centre_x - width // 2), area.right() - width)
                 panel.move(left, panel.y())

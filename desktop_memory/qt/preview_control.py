@@ -42,7 +42,6 @@ class PreviewControl:
     def close(self) -> None:
         self.pane.hide()
         self.relayout()
-        self.results.setFocus()
 
     def refresh(self) -> None:
         """An open preview follows the cursor (and shows a changed memory again)."""

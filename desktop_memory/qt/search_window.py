@@ -9,6 +9,7 @@ import logging
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QHideEvent, QKeySequence, QPaintEvent, QResizeEvent, QShortcut, QWindow
 from PySide6.QtWidgets import (
+    QApplication,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -44,6 +45,9 @@ __all__ = ["RESULT_LIMIT", "SearchWindow"]
 RESULT_LIMIT = 30
 TITLE = "desktop-memory search"
 FOCUS_CHECK_MS = 150  # on X, focus can pass through "no window" between two windows of this app
+# After showing: a window manager that refused Qt's activation (focus stealing prevention) is asked again as a
+# pager asks; a panel still without the focus then is hidden: never a panel on top that keys do not reach.
+ACTIVATE_CHECK_MS, NEVER_ACTIVE_MS = 120, 700
 
 FIRST_RUN = (
     "<h3>Nothing remembered yet</h3>"
@@ -114,6 +118,11 @@ class SearchWindow(QWidget):
                                parent=self)
 
         self.query.textChanged.connect(self._query_changed)
+        # the keys always go to the query box (SearchKeys turns arrows, Enter, Space... into moves and actions): a
+        # list or preview with the focus would take Ctrl+A, Backspace and typing away from the query
+        self.list.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.model.rowsInserted.connect(lambda *_: self.look.fit())  # look-alikes opened or closed
+        self.model.rowsRemoved.connect(lambda *_: self.look.fit())
         self.list.selectionModel().selectionChanged.connect(lambda *_: self.update_status())
         self.list.doubleClicked.connect(lambda _: self.act.copy_context())
         QShortcut(QKeySequence("Ctrl+P"), self, self.act.toggle_pin)
@@ -219,13 +228,8 @@ class SearchWindow(QWidget):
             self.paster.remember_target()  # the window in front before ours takes the focus
             self.paste_problem.hide()
             self.preview.hide()
-            self.look.fit()
-            area = self.look.screen_area()
-            if area is not None:
-                self.move(area.center().x() - self.width() // 2, area.top() + area.height() // 5)
-        self.show()
-        self.raise_()
-        self.activateWindow()
+            self.look.place()
+        self._bring_forward()
         self.query.setFocus()
         self.query.selectAll()
         if self.model.rowCount():
@@ -241,9 +245,51 @@ class SearchWindow(QWidget):
 
     def bring_back(self) -> None:
         """Show the panel again as it was, in front and focused (a paste that failed says why in it)."""
+        self._bring_forward()
+        self.query.setFocus()
+
+    def _bring_forward(self) -> None:
         self.show()
         self.raise_()
         self.activateWindow()
+        QTimer.singleShot(ACTIVATE_CHECK_MS, self._activation_check)
+
+    def _activation_check(self) -> None:
+        """Still not active: the window manager refused Qt's request; ask as a pager does (X11)."""
+        if not self.isVisible() or self.isActiveWindow() or self._other_window_of_ours_focused():
+            return
+        if QGuiApplication.platformName() == "xcb":
+            from ..capture import paste_x11
+
+            log.info("search window: the window manager did not focus it; asking again")
+            paste_x11.bring_forward(int(self.winId()))
+        QTimer.singleShot(NEVER_ACTIVE_MS, self._hide_if_never_active)
+
+    def _other_window_of_ours_focused(self) -> bool:
+        """Whether a window of this app other than the panel has the focus (welcome, settings, a message box);
+        Qt can go on naming the panel as its focus window after the window manager moved the focus away."""
+        window = QGuiApplication.focusWindow()
+        return window is not None and window is not self.windowHandle()
+
+    def _hide_if_never_active(self) -> None:
+        """A panel the window manager keeps without the focus would cover other windows while keys go to them:
+        hide it (a paste's problem goes to the tray instead)."""
+        if not self.isVisible() or self.isActiveWindow() or self._other_window_of_ours_focused():
+            return
+        if QGuiApplication.platformName() == "xcb":
+            from ..capture import paste_x11
+
+            if paste_x11.foreground() == int(self.winId()):
+                # the X server gave the panel the focus, but Qt (xcb) kept no record of it: a window hidden while
+                # active stays Qt's focus window, so its next focus-in changes nothing there
+                QApplication.setActiveWindow(self)
+                self.query.setFocus()
+                return
+        if not self.isActiveWindow():
+            log.info("search window hidden: the window manager kept the focus elsewhere")
+            if self.paste_problem.isVisible():
+                self.notice.emit(self.paste_problem.text())
+            self.hide()
 
     def apply_settings(self, settings: Settings, hotkey: str | None = None) -> None:
         self.budget, self.fmt = settings.context_budget, settings.context_format
@@ -288,8 +334,11 @@ class SearchWindow(QWidget):
         log.info("search finished: %d results (a query of %d characters)", len(hits), len(query))  # no text
 
     def show_nothing_left(self) -> None:
-        """The list became empty (its memories were forgotten): say so for the query shown."""
-        self._show_empty(self.query.text())
+        """The list became empty (its memories were forgotten): say so, and how to undo it."""
+        self.empty.setText("<h3>Forgotten</h3><p>Nothing else matches. Ctrl+Z brings it back.</p>")
+        self.stack.setCurrentWidget(self.empty)
+        self.preview.hide()
+        self.look.fit()
 
     def _show_empty(self, query: str) -> None:
         tokens = display.filter_tokens(query)
@@ -323,9 +372,11 @@ class SearchWindow(QWidget):
 
     # -- the footer: the selection's context pack and its keys ------------------------------------
     def _relayout(self) -> None:
-        """After the preview opened or closed: the panel's size and the footer's keys."""
+        """After the preview opened or closed: the panel's size and the footer's keys; typing goes on in the query."""
         self.look.fit()
         self.update_status()
+        if self.isVisible():
+            self.query.setFocus()
 
     def update_status(self) -> None:
         chosen = self.list.selected_memories()

@@ -36,8 +36,10 @@ def test_enter_pastes_the_context_into_the_window_the_search_was_opened_over(man
     out = probe("--wm") if wm else probe()
     if wm:
         assert out["wm"] == {"ready": True} and "activation_refused" not in out, json.dumps(out)
-        asked = [w for w, source in out["wm_activations"] if source == 2]  # 2: as a pager, what paste_x11 sends
-        assert len(asked) == 7 and set(asked) == {out["target_wid"]}, json.dumps(out)  # one per paste
+        # 2: as a pager, what paste_x11 sends: once per paste for the target (and, for the search panel itself,
+        # when the manager did not focus it at once: SearchWindow._activation_check)
+        asked = [w for w, source in out["wm_activations"] if source == 2 and w == out["target_wid"]]
+        assert len(asked) == 7, json.dumps(out)  # one per paste
     assert out["problems"] == {} and out["target_focused"] and out["plain_opened"], json.dumps(out)
     assert out["remembered_target"], json.dumps(out)
     assert out["plain"]["pasted"] and out["plain"]["context_chars"] > 100, json.dumps(out)
