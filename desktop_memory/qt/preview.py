@@ -8,6 +8,7 @@ The pane never asks to be wider for what it shows: labels wrap or elide (preview
 from __future__ import annotations
 
 import html
+from dataclasses import replace
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetricsF, QKeyEvent, QKeySequence, QPalette, QShortcut, QTextCursor
@@ -50,6 +51,8 @@ class PreviewPane(QWidget):
         self.memory: Memory | None = None
         self._details_of: str | None = None  # the memory whose details are filled in
         self._chips_key: object = None
+        self._facts_key: object = None
+        self._facts_value: tuple[bool, str, str] = (False, "", "")
         self.title = WrapLabel()
         self.title.setAccessibleName("Title")
         font = self.title.font()
@@ -79,7 +82,7 @@ class PreviewPane(QWidget):
         self.chips.hide()
 
         self.details_button = QToolButton()
-        self.details_button.setText("&Details")
+        self.details_button.setText("Details")
         self.details_button.setCheckable(True)
         self.details_button.setAutoRaise(True)
         self.details_button.setArrowType(Qt.ArrowType.RightArrow)
@@ -150,6 +153,7 @@ class PreviewPane(QWidget):
         layout.addWidget(self.versions_row)
         layout.addLayout(row)
         QShortcut(QKeySequence.StandardKey.Save, self, self.save, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        QShortcut(QKeySequence("Alt+D"), self, self.details_button.click)  # from the results too, while shown
         self.editor.installEventFilter(self)
         self._recolour()
 
@@ -162,8 +166,8 @@ class PreviewPane(QWidget):
         if not same:
             self.show_versions(m.id, [])  # until the engine says which earlier texts it keeps
         self.memory = m
-        code = kinds.kind_of(m) == "code"
-        self._header(m, code)
+        code, title, summary = self._facts(m)
+        self._header(m, title, summary)
         if not same:
             self.editor.blockSignals(True)
             font = kinds.monospace(self.font()) if code else self.font()
@@ -181,8 +185,18 @@ class PreviewPane(QWidget):
         if self.details_button.isChecked():
             self._fill_details()
 
-    def _header(self, m: Memory, code: bool) -> None:
-        self.title.set_text(display.title_of(m))
+    def _facts(self, m: Memory) -> tuple[bool, str, str]:
+        """(whether it is code, its title, its summary), read from at most SCAN_CHARS of its text, once per text:
+        the next keystroke's results show the same memory again, and a 2 MB copy must not be read each time."""
+        key = (m.id, m.content_hash, len(m.content), m.updated_at, m.title, m.summary)
+        if key != self._facts_key:
+            short = m if len(m.content) <= words.SCAN_CHARS else replace(m, content=m.content[: words.SCAN_CHARS])
+            code = kinds.kind_of(short) == "code"
+            self._facts_key, self._facts_value = key, (code, display.title_of(short), words.summary(short, code))
+        return self._facts_value
+
+    def _header(self, m: Memory, title: str, summary: str) -> None:
+        self.title.set_text(title)
         rel, absolute = words.when(m.created_at)
         line = " · ".join(p for p in (rel, absolute) if p)
         if m.updated_at and m.updated_at - m.created_at > 60:
@@ -201,9 +215,8 @@ class PreviewPane(QWidget):
         else:
             self._line(self.url_line, "")
         self._line(self.file_line, f"File: {where.file}" if where.file else "", tip=where.file)
-        text = words.summary(m, code)
-        self.summary.set_text(cut(text, SUMMARY_CHARS) if text else "")
-        self.summary.setVisible(bool(text))
+        self.summary.set_text(cut(summary, SUMMARY_CHARS) if summary else "")
+        self.summary.setVisible(bool(summary))
 
     @staticmethod
     def _line(label: ElidedLabel, text: str, href: str = "", tip: str = "") -> None:

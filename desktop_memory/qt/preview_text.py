@@ -15,6 +15,7 @@ from ..core.headline import cut
 from ..core.models import Memory, local, readable
 from . import display
 
+SCAN_CHARS = 20_000  # of a memory's text, what its kind, title and summary are checked against (as a row does)
 MAX_RUN = 24  # characters of a word shown without a place to break it (a zero-width space is put there)
 _RUN = re.compile(rf"\S{{{MAX_RUN + 1},}}")
 ZWSP = "\u200b"

@@ -120,6 +120,13 @@ def test_details_open_on_click_and_from_the_keyboard_and_show_the_ids(qtbot, pan
     assert button.arrowType() == Qt.ArrowType.RightArrow
     qtbot.keyClick(button, Qt.Key.Key_Space)
     assert pane.details.isVisible() and UUID in visible(pane)
+    pane.activateWindow()
+    qtbot.waitUntil(pane.isActiveWindow)
+    pane.editor.setFocus()
+    qtbot.keyClick(pane.editor, Qt.Key.Key_D, Qt.KeyboardModifier.AltModifier)  # from the text: Alt+D
+    assert not pane.details.isVisible() and pane.editor.toPlainText() == m.content
+    qtbot.keyClick(pane.editor, Qt.Key.Key_D, Qt.KeyboardModifier.AltModifier)
+    assert pane.details.isVisible()
     pane.show_memory(invoice(id="another-id", content="Something else entirely"))
     assert pane.details.isVisible(), "the disclosure stays as the person left it while moving in the results"
     assert "another-id" in visible(pane) and UUID not in visible(pane)
@@ -233,6 +240,35 @@ def test_with_everything_open_the_pane_fits_the_panel_and_clips_no_text(qtbot, p
         if isinstance(w, WrapLabel):
             assert g.height() >= w.heightForWidth(g.width()), (w.accessibleName(), "its text is cut off")
     assert pane.editor.height() >= 60
+
+
+def test_a_huge_memory_is_read_once_not_on_every_keystroke(qtbot, pane, monkeypatch) -> None:
+    """With the preview open every keystroke's results show the current memory again: its title and summary are
+    checked against its text (headline.grounded reads every word) once, on at most SCAN_CHARS of a 2 MB copy
+    (4 s per keystroke before)."""
+    from desktop_memory.core import headline
+    from desktop_memory.qt import display
+    from desktop_memory.qt.preview_text import SCAN_CHARS
+
+    read: list[int] = []
+    real = headline.grounded
+
+    def watched(candidate: str, text: str) -> bool:
+        read.append(len(text))
+        return real(candidate, text)
+
+    monkeypatch.setattr(headline, "grounded", watched)
+    monkeypatch.setattr(display, "grounded", watched)
+    text = "Release checklist\n" + "- check the staging deploy and the invoice export, step %d\n" * 30_000
+    m = invoice(id="huge", content=text, title="Release checklist for staging",
+                summary="Check the staging deploy and the invoice export")
+    pane.show_memory(m)
+    assert read and max(read) <= SCAN_CHARS
+    read.clear()
+    started = time.perf_counter()
+    for _ in range(10):
+        pane.show_memory(Memory(**{**m.__dict__}))
+    assert not read and time.perf_counter() - started < 0.5
 
 
 def luminance(c: QColor) -> float:
