@@ -199,11 +199,6 @@ class PreviewPane(QWidget):
         self.title.set_text(title)
         rel, absolute = words.when(m.created_at)
         line = " · ".join(p for p in (rel, absolute) if p)
-        if m.updated_at and m.updated_at - m.created_at > 60:
-            edited = next(p for p in words.when(m.updated_at) if p)
-            if edited.startswith(("Today", "Yesterday", "Just")):
-                edited = edited[0].lower() + edited[1:]
-            line += f" · edited {edited}"
         self.when.set_text(line)
         self.when.setToolTip(local_time(m.created_at))
         self.source.set_text(words.source_line(m) + (" · Pinned" if m.pinned else ""))
