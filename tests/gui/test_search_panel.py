@@ -183,8 +183,9 @@ def test_rows_have_kinds_and_the_preview_shows_local_dates(qtbot, panel, monkeyp
     try:
         panel.list.select_row(0)
         panel.preview_control.open()
-        details = panel.preview.details.text()
-        assert "UTC" not in details and ("CET" in details or "CEST" in details)
+        panel.preview.details_button.click()
+        shown = panel.preview.details.text() + panel.preview.when.toolTip()
+        assert "UTC" not in shown and ("CET" in shown or "CEST" in shown)
     finally:
         monkeypatch.delenv("TZ")
         time.tzset()

@@ -128,7 +128,12 @@ def test_preview_shows_details_and_edits_in_place(qtbot, window, bridge, engine)
     memory = window.model.memories[0]
     qtbot.keyClick(window.query, Qt.Key.Key_Right)  # the cursor is at the end: Right opens the preview
     assert window.preview.isVisible() and window.preview.editor.toPlainText() == memory.content
-    assert "#food" in window.preview.details.text() and memory.id in window.preview.details.text()
+    from desktop_memory.qt.preview_widgets import Chip
+
+    assert "#food" in [c.text() for c in window.preview.findChildren(Chip) if c.isVisible()]
+    assert not window.preview.details.isVisible()  # the id waits behind "Details"
+    window.preview.details_button.click()
+    assert window.preview.details.isVisible() and memory.id in window.preview.details.text()
     window.preview.editor.setPlainText(memory.content + " Add parmesan.")
     with qtbot.waitSignal(window.notice, timeout=10_000, check_params_cb=lambda m: m == "Saved the edit"):
         qtbot.keyClick(window.preview.editor, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
