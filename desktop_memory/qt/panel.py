@@ -78,7 +78,7 @@ class PanelLook:
     def _clear_button(self, pal: QPalette) -> None:
         """The query's clear button as large as its text and drawn from the palette (the style's own glyph was a
         dark speck, invisible in a dark theme): a disc in the secondary text colour with a cross cut out."""
-        size = max(16, round(self.query.fontMetrics().height() * 0.8))
+        size = max(16, round(self.query.fontMetrics().height() * 0.95))
         if self._query_style is None or self._query_style.icon_size != size:
             self._query_style = _QueryStyle(size)
             self.query.setStyle(self._query_style)

@@ -103,6 +103,7 @@ def runs(text: str, pattern: re.Pattern[str] | None) -> list[Run]:
 
 
 _SUBJECT = re.compile(r"^subject:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
+_ERROR_LINE = re.compile(r"^\s*(?:[\w.$]*(?:Error|Exception|Exit|Interrupt)\b|panic:|thread '.*' panicked|Caused by:)")
 _TODO = re.compile(r"^(\s*)[-*]\s*\[([ xX])\]\s*")
 NOMINAL_WIDTH = 744  # the list's width the line count of a row is worked out for (never the actual width)
 STRUCTURED = frozenset({"command", "code", "yaml", "json", "trace", "list", "chat", "person", "address"})
@@ -150,8 +151,13 @@ def fit_url(url: str, width: float, fm: Metrics, pattern: re.Pattern[str] | None
         candidate = host + "/" + ELLIPSIS + "/" + "/".join(segments[keep_from:])
         if fm.advance(candidate) <= width:
             return candidate
-    shown = host + ("/" + ELLIPSIS if keep_from else "") + "/" + "/".join(segments[keep_from:])
-    return fm.fm.elidedText(shown, Qt.TextElideMode.ElideRight, width)
+    lead = host + ("/" + ELLIPSIS if keep_from else "") + "/"
+    tail = segments[hit + 1:]
+    for parts in ([*segments[keep_from:hit + 1], ELLIPSIS, tail[-1]] if len(tail) > 1 else [],
+                  [*segments[keep_from:hit + 1], ELLIPSIS] if tail else []):
+        if parts and fm.advance(lead + "/".join(parts)) <= width:
+            return lead + "/".join(parts)
+    return fm.fm.elidedText(lead + "/".join(segments[keep_from:]), Qt.TextElideMode.ElideRight, width)
 
 
 def _list_line(line: str) -> str:
@@ -170,8 +176,11 @@ def snippet_text(m: Memory, title: str, pattern: re.Pattern[str] | None, width: 
         return _passage_snippet(passage, pattern, width)
     if not m.title and kinds.kind_of(m) == "email":  # the headers but the subject, then the message
         body = "\n".join(ln for ln in m.content.splitlines() if not _SUBJECT.match(ln))
-    else:
-        body = m.content if m.title else display.after_title(m.content, title.removesuffix(ELLIPSIS).rstrip())
+    else:  # the text after its title (an enriched title is left out when the text starts with it too)
+        body = display.after_title(m.content, title.removesuffix(ELLIPSIS).rstrip())
+        if m.title and body == " ".join(m.content.split()):
+            flat, head = body, " ".join(title.split())
+            body = flat[len(head):].lstrip(" ,;:—-") if flat.casefold().startswith(head.casefold()) else flat
     return _around(" ".join(body.split()), pattern, width)
 
 
@@ -502,6 +511,11 @@ class RowPainter:
                 rest = [" · ".join(" ".join(ln.split()) for ln in rest)] if rest else []
             if not own and kind.name in kinds.MONOSPACED:
                 title = next((ln.strip() for ln in lines), title)
+            if kind.name == "trace":  # the error is the headline, the frames nearest to it under it
+                error = next((ln for ln in reversed(lines) if _ERROR_LINE.match(ln)), None)
+                if error is not None and not own:
+                    title = error.strip()
+                    rest = [ln for ln in lines if ln is not error and not ln.startswith("Traceback (")][-2:]
             return RowText(m, kind, title, not own and mono, False, tuple(rest), "", min(2, len(rest)), mono)
         # prose: the title, then the text after it, flowing
         body = snippet_text(m, title, None, width=2000)

@@ -82,9 +82,10 @@ def test_the_painter_draws_text_only_in_those_colours(qapp, theme, monkeypatch) 
 def test_the_clear_button_is_as_large_as_the_query_text_and_visible_in_dark(qtbot) -> None:
     from unittest.mock import MagicMock
 
+    from PySide6.QtWidgets import QToolButton
+
     from desktop_memory.engine.settings import Settings
     from desktop_memory.qt.search_window import SearchWindow
-    from PySide6.QtWidgets import QToolButton
 
     app = QApplication.instance()
     old = app.palette()
@@ -97,11 +98,16 @@ def test_the_clear_button_is_as_large_as_the_query_text_and_visible_in_dark(qtbo
         qtbot.wait(400)  # the button fades in
         button = next(b for b in w.query.findChildren(QToolButton) if b.isVisible())
         text_h = w.query.fontMetrics().height()
-        assert button.width() >= 0.75 * text_h and button.height() >= 0.75 * text_h, (button.size(), text_h)
         image = button.grab().toImage()
         base = w.palette().color(QPalette.ColorRole.Base)
-        best = max(ratio(image.pixelColor(x, y), base) for x in range(image.width()) for y in range(image.height())
-                   if image.pixelColor(x, y).alpha() == 255)
+        seen = [(x, y, ratio(image.pixelColor(x, y), base)) for x in range(image.width())
+                for y in range(image.height()) if image.pixelColor(x, y).alpha() == 255]
+        glyph = [(x, y) for x, y, r in seen if r >= 1.5]
+        assert glyph, "the clear button cannot be seen on the dark query box"
+        wide = max(x for x, _ in glyph) - min(x for x, _ in glyph) + 1
+        high = max(y for _, y in glyph) - min(y for _, y in glyph) + 1
+        assert min(wide, high) >= 0.85 * text_h, f"a {wide}x{high} px glyph beside {text_h} px high text"
+        best = max(r for _x, _y, r in seen)
         assert best >= 3.0, f"the clear button's glyph reads at {best:.2f}:1 on the dark query box"
     finally:
         app.setPalette(old)
