@@ -203,7 +203,7 @@ _ANY_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
 def _is_email(text: str) -> bool:
-    heads = {m.group(1).lower() for m in _EMAIL_HEAD.finditer(text)}
+    heads = {m.group(1).lower() for ln in text.splitlines()[:40] if (m := _EMAIL_HEAD.match(ln))}
     if len(heads) >= 2 or (heads and _EMAIL_ADDR.search(text)):
         return True
     return bool(_GREETING.search(text) and _SIGN_OFF.search(text) and len(text) > 60)
@@ -297,11 +297,26 @@ _LANGS: dict[str, list[tuple[re.Pattern[str], int]]] = {
                 (r"^\s*@(media|import|keyframes|font-face)\b", 5), (r"^\s*\}\s*$", 1)],
     }.items()
 }
-_CODE_LINE = re.compile(  # lines that read like code in any language
-    r"[;{}]\s*$|^\s*[}\])];?,?\s*$|^\s*(def|class|return|import|from|function|const|let|var|if|for|while|fn|func|"
-    r"pub|use|public|private|#include|#define|package|SELECT|FROM|WHERE|INSERT|UPDATE|CREATE|try|catch|except)\b|"
-    r"=>|:=|\w\(.*\)\s*[;:{]?\s*$|^\s*<[\w/!?][^>]*>|^\s*//|^\s*/\*|^\s*\*|^\s*@\w+|\w+\s*=\s*\S")
-_PROSE_LINE = re.compile(r"^[^\W\d_][^;{}=<>]{30,}[.!?]\s*$")
+_CODE_START = re.compile(  # the start of a line of code in any language (used with match)
+    r"\s*(?:(?:def|class|return|import|from|function|const|let|var|if|for|while|fn|func|pub|use|public|private|"
+    r"package|SELECT|FROM|WHERE|INSERT|UPDATE|CREATE|try|catch|except)\b|#include|#define|[}\])];?,?\s*$|"
+    r"<[\w/!?][^>]*>|//|/\*|\*|@\w+)")
+_ASSIGNMENT = re.compile(r"\s*[\w.\[\]\"'$]+\s*[-+*/|&]?=\s*\S")  # x = 1, total += n (used with match)
+
+
+def _code_line(line: str) -> bool:
+    """A line that reads like code in any language (cheap: anchored checks and a few ends)."""
+    s = line.rstrip()
+    return (s.endswith((";", "{", "}")) or "=>" in s or ":=" in s or bool(_CODE_START.match(s))
+            or ("(" in s and s.endswith((")", "):", ");", ") {", "){")) and not s.endswith(".)"))
+            or bool(_ASSIGNMENT.match(s)))
+
+
+def _prose_line(line: str) -> bool:
+    """A sentence: starts with a letter, ends with . ! or ?, no code punctuation."""
+    s = line.strip()
+    return (len(s) >= 32 and s[0].isalpha() and s.endswith((".", "!", "?"))
+            and not any(c in s for c in ";{}=<>"))
 
 
 def _language(text: str) -> tuple[str | None, int]:
@@ -320,10 +335,10 @@ def _language(text: str) -> tuple[str | None, int]:
 
 
 def _code(text: str, lines: list[str]) -> Kind | None:
-    if len(lines) == 1 and len(lines[0]) > 300:
-        return None
-    coded = sum(1 for ln in lines if _CODE_LINE.search(ln))
-    prose = sum(1 for ln in lines if _PROSE_LINE.match(ln.strip()) and not _CODE_LINE.search(ln))
+    if len(lines) == 1 and (len(lines[0]) > 300 or not _code_line(lines[0])):
+        return None  # one line of prose, not code
+    coded = sum(1 for ln in lines if _code_line(ln))
+    prose = sum(1 for ln in lines if _prose_line(ln) and not _code_line(ln))
     if len(lines) > 1 and (prose * 3 > len(lines) or coded * 4 < len(lines)) and not text.startswith(("#!", "<")):
         return None
     language, score = _language(text[:LANGUAGE_CHARS])
@@ -333,7 +348,7 @@ def _code(text: str, lines: list[str]) -> Kind | None:
         return Kind("code", language)
     if n == 1:
         one = lines[0]
-        if score >= 5 and len(one) < 300 and not _PROSE_LINE.match(one.strip()):
+        if score >= 5 and len(one) < 300 and not _prose_line(one):
             return Kind("code", language)
         return None
     if prose * 3 > n:

@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from PySide6.QtCore import QPoint, QRect
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter
 from PySide6.QtWidgets import QHBoxLayout, QListView, QToolButton, QWidget
@@ -397,3 +399,16 @@ def test_a_url_row_reads_as_host_and_path_with_the_match_visible(qtbot) -> None:
 ])
 def test_structured_texts_keep_their_lines(qtbot, text, query, want) -> None:
     assert row_lines(small_memory(1, text), query) == want
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(max_size=600), query=st.text(max_size=20), width=st.integers(200, 1200))
+def test_any_text_makes_a_row_of_one_to_three_lines(qtbot, text, query, width) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    painter = result_row.RowPainter(QApplication.font())
+    m = small_memory(1, text)
+    height = painter.height_of(m)
+    assert height in (painter.height(0), painter.height(1), painter.height(2))
+    lay = painter.layout(width, height, m, query, 0, None)
+    assert all(0 <= p.baseline <= height for p in lay.pieces)
