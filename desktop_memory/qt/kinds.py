@@ -1,58 +1,65 @@
-"""What kind of thing a memory is (link, code, email, person, chat, list, note) and its icon, drawn with QPainter
-(no image files): a rounded tile tinted per kind with a small glyph, crisp at any device pixel ratio."""
+"""What kind of thing a memory is (core/kinds.py tells it from the text) and its icon, drawn with QPainter (no
+image files): a rounded tile tinted per kind with a small glyph, crisp at any device pixel ratio; where the
+desktop's icon theme has the source application's own icon, it is a small badge on the tile."""
 
 from __future__ import annotations
 
-import re
+import sys
+from collections import OrderedDict
 from functools import lru_cache
 
-from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QPainter, QPainterPath, QPen, QPixmap
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPainterPath, QPen, QPixmap
 
+from ..core import kinds as core
 from ..core.models import Memory
 
-KINDS = ("link", "code", "email", "person", "chat", "list", "note")
-_URL = re.compile(r"^\s*(https?://|www\.)\S+\s*$", re.IGNORECASE)
-_EMAIL_HEAD = re.compile(r"^(from|to|subject|cc|date):\s", re.IGNORECASE | re.MULTILINE)
-_EMAIL_ADDR = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
-_CHAT = re.compile(r"^\s*\[?\d{1,2}:\d{2}(?::\d{2})?\]?\s*[\w .'-]{1,30}:", re.MULTILINE)
-_PHONE = re.compile(r"(\+\d[\d ()-]{7,}\d)")
-_POSTCODE = re.compile(r"\b\d{4,5}\b")
-_CODE_START = re.compile(  # a line that starts like code or a command
-    r"^\s*(def \w+\(|class \w+[(:]|import \w|from \S+ import|return\b|try:|except\b|function\b|"
-    r"const \w+ =|let \w+ =|var \w+ =|public |private |#include|SELECT\b|INSERT INTO\b|UPDATE \w+ SET\b|"
-    r"git |npm |pip |docker |kubectl |sudo |\$ )",
-)
-_CODE_LINE = re.compile(  # lines of a block of code
-    r"^\s*(if .*:$|for .*:$|while .*:$|FROM\b|WHERE\b|GROUP BY|ORDER BY|LIMIT\b|[}\])];?$)|[;{]\s*$|=>|::|\)\s*\{",
-)
-_HUES = {"link": 210, "code": 270, "email": 30, "person": 150, "chat": 190, "list": 95, "note": 45}
+KINDS = core.KINDS
+MONOSPACED = frozenset({"command", "code", "yaml", "json", "trace"})  # kinds whose lines are shown as they are
+LANGUAGE_NAMES = {"python": "Python", "javascript": "JavaScript", "typescript": "TypeScript", "sql": "SQL",
+                  "shell": "Shell", "rust": "Rust", "go": "Go", "java": "Java", "c": "C", "cpp": "C++",
+                  "html": "HTML", "xml": "XML", "css": "CSS"}
+_HUES = {"trace": 0, "email": 22, "note": 45, "list": 75, "command": 115, "person": 145, "address": 170,
+         "chat": 192, "link": 212, "code": 265, "json": 290, "yaml": 320}
+_KNOWN: OrderedDict[tuple[str, str, int, str], core.Kind] = OrderedDict()
+
+
+def kind_info(m: Memory) -> core.Kind:
+    """The kind of a memory and, for code, its language (core/kinds.py), worked out once per text."""
+    key = (m.id, m.content_hash, len(m.content), m.content[:64])
+    if (known := _KNOWN.get(key)) is None:
+        known = _KNOWN[key] = core.classify(m.content)
+        if len(_KNOWN) > 1024:
+            _KNOWN.popitem(last=False)
+    return known
 
 
 def kind_of(m: Memory) -> str:
-    """The kind of a memory, from its text (and source URL); 'note' when nothing more specific fits."""
-    text = m.content.strip()
-    if _URL.match(text):
-        return "link"
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    if len(_EMAIL_HEAD.findall(text)) >= 2 or (_EMAIL_ADDR.search(text) and _EMAIL_HEAD.search(text)):
-        return "email"
-    if len(_CHAT.findall(text)) >= 2:
-        return "chat"
-    starts = sum(1 for ln in lines if _CODE_START.search(ln))
-    code = sum(1 for ln in lines if _CODE_START.search(ln) or _CODE_LINE.search(ln))
-    if starts and (len(lines) == 1 or code >= max(2, (len(lines) + 1) // 2)
-                   or (code >= 2 and any(ln.startswith(("    ", "\t")) for ln in lines))):
-        return "code"
-    if 2 <= len(lines) <= 7 and all(len(ln) < 60 for ln in lines) and (_PHONE.search(text) or
-                                                                        (_POSTCODE.search(text) and len(lines) >= 3)):
-        return "person"
-    if len(_EMAIL_ADDR.findall(text)) == 1 and len(text) < 80:
-        return "person"
-    head, _, rest = text.partition(":")
-    if len(head) < 20 and rest.count(",") >= 3 and "\n" not in text:
-        return "list"
-    return "note"
+    """The kind of a memory (one of KINDS); 'note' when nothing more specific fits."""
+    return kind_info(m).name
+
+
+def label(kind: core.Kind) -> str:
+    """How a kind reads in a row's meta and to a screen reader: 'Python', 'command', 'YAML', 'stack trace'."""
+    if kind.language and kind.name == "code":
+        return LANGUAGE_NAMES.get(kind.language, kind.language)
+    return {"yaml": "YAML", "json": "JSON", "trace": "stack trace"}.get(kind.name, kind.name)
+
+
+def app_icon(app: str) -> QIcon | None:
+    """The source application's own icon from the desktop's icon theme (Linux), else None."""
+    name = app.strip().lower().replace(" ", "-")
+    if not name or not sys.platform.startswith("linux"):
+        return None
+    return _app_icon(name, QIcon.themeName())
+
+
+@lru_cache(maxsize=128)
+def _app_icon(name: str, _theme: str) -> QIcon | None:
+    for candidate in (name, name.removesuffix(".desktop"), name.split(".")[-1]):
+        if candidate and QIcon.hasThemeIcon(candidate):
+            return QIcon.fromTheme(candidate)
+    return None
 
 
 def tint(kind: str, dark: bool) -> QColor:
@@ -139,8 +146,74 @@ def _note(p: QPainter, s: float) -> None:
         p.drawLine(QPointF(s * 0.36, y), QPointF(s * (0.64 if i < 2 else 0.54), y))
 
 
+def _command(p: QPainter, s: float) -> None:
+    p.drawPolyline([QPointF(s * 0.27, s * 0.34), QPointF(s * 0.42, s / 2), QPointF(s * 0.27, s * 0.66)])
+    p.drawLine(QPointF(s * 0.48, s * 0.68), QPointF(s * 0.73, s * 0.68))
+
+
+def _yaml(p: QPainter, s: float) -> None:
+    for i, (x0, x1) in enumerate(((0.26, 0.56), (0.38, 0.74), (0.38, 0.66), (0.26, 0.5))):
+        y = s * (0.3 + 0.13 * i)
+        p.drawLine(QPointF(s * x0, y), QPointF(s * x1, y))
+
+
+def _json(p: QPainter, s: float) -> None:
+    for side in (1, -1):
+        x = s / 2 - side * s * 0.2
+        path = QPainterPath()
+        path.moveTo(x + side * s * 0.07, s * 0.26)
+        path.quadTo(x, s * 0.26, x, s * 0.36)
+        path.lineTo(x, s * 0.44)
+        path.quadTo(x, s / 2, x - side * s * 0.06, s / 2)
+        path.quadTo(x, s / 2, x, s * 0.56)
+        path.lineTo(x, s * 0.64)
+        path.quadTo(x, s * 0.74, x + side * s * 0.07, s * 0.74)
+        p.drawPath(path)
+    p.drawPoint(QPointF(s / 2, s / 2))
+
+
+def _trace(p: QPainter, s: float) -> None:
+    path = QPainterPath()
+    path.moveTo(s / 2, s * 0.24)
+    path.lineTo(s * 0.77, s * 0.72)
+    path.lineTo(s * 0.23, s * 0.72)
+    path.closeSubpath()
+    p.drawPath(path)
+    p.drawLine(QPointF(s / 2, s * 0.42), QPointF(s / 2, s * 0.56))
+    p.drawPoint(QPointF(s / 2, s * 0.64))
+
+
+def _address(p: QPainter, s: float) -> None:
+    path = QPainterPath()
+    path.moveTo(s / 2, s * 0.78)
+    path.cubicTo(s * 0.3, s * 0.54, s * 0.28, s * 0.44, s * 0.28, s * 0.42)
+    path.arcTo(QRectF(s * 0.28, s * 0.2, s * 0.44, s * 0.44), 180, -180)
+    path.cubicTo(s * 0.72, s * 0.44, s * 0.7, s * 0.54, s / 2, s * 0.78)
+    p.drawPath(path)
+    p.drawEllipse(QPointF(s / 2, s * 0.42), s * 0.07, s * 0.07)
+
+
 _GLYPHS = {"link": _link, "code": _code, "email": _email, "person": _person, "chat": _chat, "list": _list,
-           "note": _note}
+           "note": _note, "command": _command, "yaml": _yaml, "json": _json, "trace": _trace, "address": _address}
+
+
+def badge(app: str, size: int, dpr: float) -> QPixmap | None:
+    """The source application's icon at `size` logical pixels, when the icon theme has it (cached), else None."""
+    found = app_icon(app)
+    if found is None:
+        return None
+    return _badge(app.strip().lower(), size, round(dpr * 4) / 4, found)
+
+
+_BADGES: dict[tuple[str, int, float], QPixmap] = {}
+
+
+def _badge(key: str, size: int, dpr: float, found: QIcon) -> QPixmap:
+    if (known := _BADGES.get((key, size, dpr))) is None:
+        if len(_BADGES) > 128:
+            _BADGES.clear()
+        known = _BADGES[(key, size, dpr)] = found.pixmap(QSize(size, size), dpr)
+    return known
 
 
 def monospace(base: QFont) -> QFont:

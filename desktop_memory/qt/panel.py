@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRect, QRectF
-from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPainterPath, QPalette, QRegion
+from PySide6.QtCore import QPointF, QRect, QRectF, Qt
+from PySide6.QtGui import (
+    QAction,
+    QColor,
+    QGuiApplication,
+    QIcon,
+    QPainter,
+    QPainterPath,
+    QPalette,
+    QPen,
+    QPixmap,
+    QRegion,
+)
 from PySide6.QtWidgets import (
     QFrame,
     QLabel,
     QLayout,
     QLineEdit,
+    QProxyStyle,
     QSplitter,
     QStackedWidget,
-    QStyleOptionViewItem,
+    QStyle,
+    QStyleOption,
     QWidget,
 )
 
@@ -21,7 +34,8 @@ from .result_row import secondary
 
 WIDTH = 760  # logical pixels, at most 92 % of the screen; the same with the preview open (it opens inside)
 PREVIEW_SHARE = 0.55  # of the panel's width, when the preview opens
-MAX_ROWS = 7  # the panel grows with its results up to this many rows, then the list scrolls
+PREVIEW_MIN_BODY = 440  # the preview's parts all open (versions, details, chips) fit in this height
+MAX_ROWS = 7  # the panel grows with its results up to the height of this many two-line rows, then it scrolls
 RADIUS = 12
 
 
@@ -38,6 +52,7 @@ class PanelLook:
         self.preview, self.body, self.line, self.status, self.footer = preview, body, line, status, footer
         self.centre_x: int | None = None  # where the panel opened (its centre): it keeps it while it changes size
         self._preview_shown = False
+        self._query_style: _QueryStyle | None = None
 
     def style(self) -> None:
         """Colours from the system palette (light or dark): one surface, a footer band, readable hints."""
@@ -49,6 +64,7 @@ class PanelLook:
             p.setColor(QPalette.ColorRole.Window, base)
             w.setPalette(p)
         self.results.viewport().setAutoFillBackground(False)
+        self.results.surface = base  # the rows are painted on it (the list itself is transparent)
         handle = pal.color(QPalette.ColorRole.Mid).name()
         self.results.setStyleSheet(
             "QListView { background: transparent; }"
@@ -57,10 +73,27 @@ class PanelLook:
             "QScrollBar::add-line:vertical, QScrollBar::sub-line:vertical { height: 0; }"
             "QScrollBar::add-page:vertical, QScrollBar::sub-page:vertical { background: transparent; }")
         self.query.setStyleSheet("QLineEdit { background: transparent; border: none; }")
+        self._clear_button(pal)
         mid = pal.color(QPalette.ColorRole.Mid).name()
         self.line.setStyleSheet(f"color: {mid};")
         dim = secondary(pal).name()
         self.status.setStyleSheet(f"color: {dim};")
+
+    def _clear_button(self, pal: QPalette) -> None:
+        """The query's clear button as large as its text and drawn from the palette (the style's own glyph was a
+        dark speck, invisible in a dark theme): a disc in the secondary text colour with a cross cut out."""
+        size = max(16, round(self.query.fontMetrics().height() * 0.95))
+        if self._query_style is None or self._query_style.icon_size != size:
+            self._query_style = _QueryStyle(size)
+            self.query.setStyle(self._query_style)
+        action = self.query.findChild(QAction, "_q_qlineeditclearaction")
+        if action is None:
+            return
+        disc = secondary(pal)
+        icon = QIcon()
+        for scale in (1, 2, 3):
+            icon.addPixmap(_clear_glyph(size, scale, disc, pal.color(QPalette.ColorRole.Base)))
+        action.setIcon(icon)
 
     def paint(self) -> None:
         """The rounded surface, its outline and the footer band (during the panel's paint event)."""
@@ -112,13 +145,10 @@ class PanelLook:
             inner = width - 2
             self.body.setSizes([round(inner * (1 - PREVIEW_SHARE)), round(inner * PREVIEW_SHARE)])
         self._preview_shown = preview_open
-        option = QStyleOptionViewItem()
-        option.initFrom(self.results)
-        row_h = self.results.delegate.rows(option).row_height
-        if self.preview.isVisible():
-            body = MAX_ROWS * row_h + 8
+        if preview_open:
+            body = max(self.results.content_height(MAX_ROWS, full=True) + 8, PREVIEW_MIN_BODY)
         elif self.stack.currentWidget() is self.results:
-            body = max(1, min(self.results.results.rowCount(), MAX_ROWS)) * row_h + 8
+            body = self.results.content_height(MAX_ROWS) + 8
         else:
             body = max(self.empty.heightForWidth(width - 2), 90)
         chrome = panel.height() - self.body.height() if self.body.height() > 0 else 0
@@ -132,3 +162,36 @@ class PanelLook:
             if moved and panel.isVisible() and area is not None and self.centre_x is not None:
                 left = min(max(area.left(), self.centre_x - width // 2), area.right() - width)
                 panel.move(left, panel.y())
+
+
+class _QueryStyle(QProxyStyle):
+    """The application's style with the query's clear button the size of its text (the style's is 16 px)."""
+
+    def __init__(self, icon_size: int) -> None:
+        super().__init__()
+        self.icon_size = icon_size
+
+    def pixelMetric(self, metric: QStyle.PixelMetric, option: QStyleOption | None = None,  # noqa: N802 - Qt
+                    widget: QWidget | None = None) -> int:
+        if metric == QStyle.PixelMetric.PM_LineEditIconSize:
+            return self.icon_size
+        return super().pixelMetric(metric, option, widget)
+
+
+def _clear_glyph(size: int, scale: int, disc: QColor, cross: QColor) -> QPixmap:
+    pix = QPixmap(size * scale, size * scale)
+    pix.setDevicePixelRatio(scale)
+    pix.fill(Qt.GlobalColor.transparent)
+    p = QPainter(pix)
+    p.setRenderHint(QPainter.RenderHint.Antialiasing)
+    p.setPen(Qt.PenStyle.NoPen)
+    p.setBrush(disc)
+    p.drawEllipse(QRectF(0.5, 0.5, size - 1, size - 1))
+    pen = QPen(cross, max(1.5, size / 9))
+    pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+    p.setPen(pen)
+    a, b = size * 0.34, size * 0.66
+    p.drawLine(QPointF(a, a), QPointF(b, b))
+    p.drawLine(QPointF(a, b), QPointF(b, a))
+    p.end()
+    return pix

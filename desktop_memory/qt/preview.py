@@ -191,7 +191,7 @@ class PreviewPane(QWidget):
         key = (m.id, m.content_hash, len(m.content), m.updated_at, m.title, m.summary)
         if key != self._facts_key:
             short = m if len(m.content) <= words.SCAN_CHARS else replace(m, content=m.content[: words.SCAN_CHARS])
-            code = kinds.kind_of(short) == "code"
+            code = kinds.kind_of(short) in kinds.MONOSPACED
             self._facts_key, self._facts_value = key, (code, display.title_of(short), words.summary(short, code))
         return self._facts_value
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QItemSelectionModel, Qt
-from PySide6.QtWidgets import QAbstractItemView, QFrame, QListView, QWidget
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QAbstractItemView, QFrame, QListView, QStyleOptionViewItem, QWidget
 
 from ..core.models import Memory, Passage
 from .results import MemoryRole, PassageRole, ResultDelegate, ResultsModel, SimilarRole
@@ -15,13 +16,14 @@ class ResultList(QListView):
     def __init__(self, model: ResultsModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.results = model
+        self.surface: QColor | None = None  # the colour behind the (transparent) list, set by the panel's look
         self.setModel(model)
         self.delegate = ResultDelegate(self)
         self.delegate.similar_clicked.connect(self.toggle_similar)
         self.setItemDelegate(self.delegate)
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        # every row is as high as the fonts make it, never as the width makes it (see result_row.py)
-        self.setUniformItemSizes(True)
+        # a row is as high as its text and the fonts make it, never as the width makes it (see result_row.py)
+        self.setUniformItemSizes(False)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setMouseTracking(True)
         self.setAccessibleName("Results")
@@ -89,3 +91,27 @@ class ResultList(QListView):
             return False
         self.select_row(self.results.collapse(lead))
         return True
+
+    # -- height -----------------------------------------------------------------------------------
+    def row_heights(self, count: int) -> list[int]:
+        """The heights of the first `count` rows."""
+        option = QStyleOptionViewItem()
+        option.initFrom(self)
+        rows = self.delegate.rows(option)
+        memories = self.results.memories[:count]
+        return [rows.height_of(m, self.results.passages.get(m.id)) for m in memories]
+
+    def content_height(self, max_rows: int, full: bool = False) -> int:
+        """The height that shows the first rows: as many as fit in what `max_rows` two-line rows take (one-line
+        rows are shorter, so more of them show), at least one row; `full`: that whole height, however few rows."""
+        option = QStyleOptionViewItem()
+        option.initFrom(self)
+        budget = max_rows * self.delegate.rows(option).row_height
+        if full:
+            return budget
+        total = 0
+        for h in self.row_heights(max_rows * 3):
+            if total + h > budget:
+                break
+            total += h
+        return max(total, self.delegate.rows(option).compact_height)

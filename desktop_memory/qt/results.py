@@ -18,7 +18,7 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QMouseEvent
+from PySide6.QtGui import QMouseEvent, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from ..core.models import Memory, Passage
@@ -63,7 +63,7 @@ class ResultsModel(QAbstractListModel):
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
             more = f", {len(self.similar[m.id])} similar" if self.similar.get(m.id) and m.id not in self.members else ""
             state = ", forgotten (Delete restores it)" if m.forgotten else ", pinned" if m.pinned else ""
-            return (f"{kinds.kind_of(m)}: {display.title_of(m)} — {display.origin(m)}, "
+            return (f"{kinds.label(kinds.kind_info(m))}: {display.title_of(m)} — {display.origin(m)}, "
                     f"{display.relative_time(m.created_at)}{state}{more}")
         if role == Qt.ItemDataRole.ToolTipRole:
             return m.id
@@ -149,7 +149,8 @@ def _query(index: AnyIndex) -> str:
 
 
 class ResultDelegate(QStyledItemDelegate):
-    """Draws a result (see result_row.py); every row has the same height, from the fonts alone.
+    """Draws a result (see result_row.py): one line for a memory with nothing more to show, else its title and
+    one or two lines under it (the height from the text and the fonts, never from the width).
     A click on "+N similar" expands (or collapses) the row's look-alikes."""
 
     INDENT = 22  # a look-alike shown under its result
@@ -171,13 +172,20 @@ class ResultDelegate(QStyledItemDelegate):
         state = option.state
         current = isinstance(view, QAbstractItemView) and view.currentIndex() == index
         dpr = view.devicePixelRatioF() if view is not None else 1.0
+        palette = option.palette
+        if (surface := getattr(view, "surface", None)) is not None:  # what shows through a transparent list
+            palette = QPalette(palette)
+            palette.setColor(QPalette.ColorRole.Base, surface)
         self.rows(option).paint(
-            painter, option.rect, option.palette, m, query, selected=bool(state & QStyle.StateFlag.State_Selected),
+            painter, option.rect, palette, m, query, selected=bool(state & QStyle.StateFlag.State_Selected),
             current=current, hovered=bool(state & QStyle.StateFlag.State_MouseOver), indent=self._indent(index),
             similar=index.data(SimilarRole), dpr=dpr, passage=index.data(PassageRole))
 
     def sizeHint(self, option: QStyleOptionViewItem, index: AnyIndex) -> QSize:
-        return QSize(200, self.rows(option).row_height)
+        m = index.data(MemoryRole)
+        if m is None:
+            return QSize(200, self.rows(option).compact_height)
+        return QSize(200, self.rows(option).height_of(m, index.data(PassageRole)))
 
     def similar_rect(self, option: QStyleOptionViewItem, index: AnyIndex) -> QRectF:
         """Where a row's "+N similar" is (empty when it has none)."""

@@ -13,8 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from PySide6.QtCore import QPoint, QRect
-from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter
 from PySide6.QtWidgets import QHBoxLayout, QListView, QToolButton, QWidget
 
 from desktop_memory.core.models import Memory, Passage
@@ -277,3 +279,136 @@ def test_the_preview_opens_a_long_memory_at_the_passage_that_matched(qtbot) -> N
     pane.show_memory(small_memory(3, text), Passage(start, start + len(deep)))
     assert pane.editor.textCursor().selectedText() == deep
     assert pane.editor.verticalScrollBar().value() > 0, "the passage was selected but not scrolled to"
+
+
+# -- issue 33: compact rows, lines kept, readable URLs ---------------------------------------------------------------
+def row_lines(m: Memory, query: str, width: int = 740, passage: Passage | None = None) -> list[str]:
+    """What a row draws, line by line (its text runs grouped by where they sit), the meta left out."""
+    from PySide6.QtWidgets import QApplication
+
+    painter = result_row.RowPainter(QApplication.font())
+    height = painter.height_of(m, passage)
+    lay = painter.layout(width, height, m, query, 0, None, passage)
+    lines: dict[int, list[tuple[float, str, QFont]]] = {}
+    for piece in lay.pieces:
+        lines.setdefault(round(piece.baseline), []).append((piece.x, piece.text, piece.font))
+    out = []
+    for _y, runs_ in sorted(lines.items()):
+        text, end = "", None
+        for x, t, font in sorted(runs_, key=lambda r: r[0]):
+            text += t if end is None or abs(x - end) < 1.5 else " " + t  # glued to the run before, or a space
+            end = x + QFontMetricsF(font).horizontalAdvance(t)
+        out.append(text.strip())
+    return out
+
+
+def test_one_line_memories_are_one_line_rows_and_more_of_them_fit(qtbot) -> None:
+    from desktop_memory.qt.panel import MAX_ROWS
+    from desktop_memory.qt.result_list import ResultList
+
+    model = ResultsModel()
+    view = ResultList(model)
+    qtbot.addWidget(view)
+    view.resize(740, 600)
+    ones = [small_memory(i, text) for i, text in enumerate([
+        "rsync -avz ./build/ deploy@10.0.4.17:/srv/www/", "Call the dentist at 10:30", "priya@example.com",
+        "https://docs.python.org/3/library/asyncio-task.html", "Rechnung 4471 bezahlt", "明天下午三点开会",
+        '{"name": "app", "version": "1.0"}', "git rebase -i HEAD~5", "Parking: level 3, row F",
+        "Wifi: cafe-guest / pw on the receipt", "Flight LH 1839, seat 14C", "Gate B22"])]
+    model.set_results("", ones)
+    painter = view.delegate.rows(view.viewOptions() if hasattr(view, "viewOptions") else _option(view))
+    heights = view.row_heights(len(ones))
+    assert all(h == painter.compact_height for h in heights), heights
+    assert painter.compact_height <= 0.65 * painter.row_height
+    shown = view.content_height(MAX_ROWS) // painter.compact_height
+    assert shown >= 11, f"only {shown} one-line rows in the panel's height (7 before)"
+    two = small_memory(99, "Packing list\n- passport\n- charger\n- rain jacket")
+    model.set_results("", [two, *ones])
+    assert view.row_heights(2)[0] > painter.compact_height == view.row_heights(2)[1]
+
+
+def _option(view):  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QStyleOptionViewItem
+
+    option = QStyleOptionViewItem()
+    option.initFrom(view)
+    return option
+
+
+def test_a_rows_height_does_not_depend_on_the_width(qtbot, results_view) -> None:
+    """Issue 19: a height that followed the width made the scrollbar flicker on and off."""
+    view, model = results_view
+    texts = ["short", "A long note " * 30, "line one\nline two\nline three", "https://example.org/" + "a/" * 80]
+    model.set_results("", [small_memory(i, t) for i, t in enumerate(texts)])
+    delegate = view.itemDelegate()
+    sizes = []
+    for width in (380, 740, 1100):
+        view.resize(width, 600)
+        option = _option(view)
+        sizes.append([delegate.sizeHint(option, model.index(r)).height() for r in range(len(texts))])
+    assert sizes[0] == sizes[1] == sizes[2]
+
+
+def test_a_long_line_goes_on_below_without_repeating_or_an_ellipsis(qtbot) -> None:
+    text = ("Decision: the beta ships on March 3rd; Priya owns the release notes and the changelog, Marco the "
+            "signed installers for Windows and macOS.")
+    lines = row_lines(small_memory(1, text), "beta release")
+    assert len(lines) == 2 and not lines[0].endswith("…"), lines
+    assert " ".join(lines) == text, lines  # every word once, in order
+
+
+def test_a_title_is_not_repeated_under_it(qtbot) -> None:
+    m = Memory(id="t", title="Beta release checklist", content="Beta release checklist: changelog, screenshots, "
+               "signed installers, smoke test on a clean VM, then tag v0.9.0.", source="clipboard",
+               created_at=time.time())
+    lines = row_lines(m, "")
+    assert lines[0] == "Beta release checklist" and "Beta release checklist" not in " ".join(lines[1:]), lines
+    yaml_title = Memory(id="y", title="server:", content="server:\n  port: 8080\n  host: 0.0.0.0",
+                        created_at=time.time())
+    assert row_lines(yaml_title, "")[1:] == ["port: 8080", "host: 0.0.0.0"]
+
+
+def test_a_url_row_reads_as_host_and_path_with_the_match_visible(qtbot) -> None:
+    url = "https://docs.python.org/3/library/asyncio-task.html#asyncio.TaskGroup"
+    lines = row_lines(small_memory(1, url), "taskgroup")
+    assert lines == ["docs.python.org/3/library/asyncio-task.html#asyncio.TaskGroup"], lines
+    deep = ("https://intranet.example.com/teams/platform/projects/2026/q4/retrospectives/meeting-notes/"
+            "invoice-export-postmortem/attachments/final-report-v3.pdf")
+    narrow = row_lines(small_memory(2, deep), "postmortem", width=600)
+    assert len(narrow) == 1 and narrow[0].startswith("intranet.example.com/") and "postmortem" in narrow[0], narrow
+
+
+@pytest.mark.parametrize(("text", "query", "want"), [
+    ("server:\n  port: 8080\n  host: 0.0.0.0\ndatabase:\n  url: postgres://db/app", "",
+     ["server:", "port: 8080", "host: 0.0.0.0"]),
+    ('{\n  "name": "desktop-memory",\n  "version": "0.9.0"\n}', "", ['{', '"name": "desktop-memory",',
+                                                                    '"version": "0.9.0"']),
+    ("- [ ] book the retro room\n- [x] send the release notes\n- [ ] renew the certificate", "",
+     ["☐ book the retro room", "☑ send the release notes", "☐ renew the certificate"]),
+    ('Traceback (most recent call last):\n  File "app.py", line 12, in <module>\n    main()\n'
+     '  File "app.py", line 8, in main\n    1 / 0\nZeroDivisionError: division by zero', "",
+     ["ZeroDivisionError: division by zero", 'File "app.py", line 8, in main', "1 / 0"]),
+    ("Exception in thread \"main\" java.lang.NullPointerException\n\tat com.example.Cart.total(Cart.java:42)\n"
+     "\tat com.example.Checkout.run(Checkout.java:17)\n\tat com.example.App.main(App.java:10)", "checkout",
+     ["Exception in thread \"main\" java.lang.NullPointerException", "at com.example.Checkout.run(Checkout.java:17)",
+      "at com.example.App.main(App.java:10)"]),
+    ("[09:41] alex: did the deploy go out?\n[09:42] jordan: yes, 2.4.1 is live on prod\n"
+     "[09:42] alex: great, closing the incident", "", ["[09:41] alex: did the deploy go out?",
+                                                        "[09:42] jordan: yes, 2.4.1 is live on prod",
+                                                        "[09:42] alex: great, closing the incident"]),
+])
+def test_structured_texts_keep_their_lines(qtbot, text, query, want) -> None:
+    assert row_lines(small_memory(1, text), query) == want
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(max_size=600), query=st.text(max_size=20), width=st.integers(200, 1200))
+def test_any_text_makes_a_row_of_one_to_three_lines(qtbot, text, query, width) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    painter = result_row.RowPainter(QApplication.font())
+    m = small_memory(1, text)
+    height = painter.height_of(m)
+    assert height in (painter.height(0), painter.height(1), painter.height(2))
+    lay = painter.layout(width, height, m, query, 0, None)
+    assert all(0 <= p.baseline <= height for p in lay.pieces)
