@@ -201,3 +201,119 @@ def test_the_search_model_shows_the_installed_models_and_the_progress(qtbot, win
     assert names[0] == "all-MiniLM-L6-v2" and window.embedding.currentText() == "all-MiniLM-L6-v2"
     qtbot.waitUntil(lambda: window.embedding_progress.text() == "Using all-MiniLM-L6-v2.", timeout=10_000)
     assert window.read().embedding_model == "all-MiniLM-L6-v2"
+
+
+# -- hotkeys: one combination, checked as it is pressed, never saved unreadable ---------------------------------
+def _press(qtbot, edit, *chords: tuple[Qt.Key, Qt.KeyboardModifier]) -> None:
+    """Click into the field and press each chord, as a person does (a QKeySequenceEdit records key presses)."""
+    tabs = edit.window().tabs
+    tabs.setCurrentIndex(next(i for i in range(tabs.count()) if tabs.tabText(i) == "Hot&keys"))
+    qtbot.mouseClick(edit, Qt.MouseButton.LeftButton)
+    edit.setFocus()
+    for key, mods in chords:
+        qtbot.keyClick(edit, key, mods)
+
+
+CTRL, ALT, SHIFT = (Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.AltModifier,
+                    Qt.KeyboardModifier.ShiftModifier)
+NONE = Qt.KeyboardModifier.NoModifier
+
+
+def test_the_hotkey_field_keeps_the_last_combination_pressed_and_saves_it(qtbot, window, tmp_path) -> None:
+    from desktop_memory.capture.hotkeys_x11 import parse
+
+    _press(qtbot, window.hotkey_search, (Qt.Key.Key_A, CTRL), (Qt.Key.Key_K, CTRL | ALT))
+    assert window.hotkey_search.keySequence().toString(QKeySequence.SequenceFormat.PortableText) == "Ctrl+Alt+K"
+    assert not window.hotkey_checks["search"].isVisible()
+    notices: list[str] = []
+    window.notice.connect(notices.append)
+    with qtbot.waitSignal(window.saved, timeout=10_000):
+        window.save()
+    saved = json.loads((tmp_path / "data" / FILENAME).read_text())
+    assert saved["hotkey_search"] == "Ctrl+Alt+K" and parse(saved["hotkey_search"]) == (
+        ["ControlMask", "Mod1Mask"], "k")
+    assert notices == ["Settings saved"]
+
+
+@pytest.mark.parametrize(("chord", "says"), [((Qt.Key.Key_K, NONE), "K alone would fire while you type"),
+                                             ((Qt.Key.Key_F5, SHIFT), "Shift+F5 would fire while you type")])
+def test_a_combo_that_cannot_be_a_global_hotkey_is_shown_at_once_and_never_saved(
+        qtbot, window, tmp_path, chord, says) -> None:
+    _press(qtbot, window.hotkey_capture, chord)
+    check = window.hotkey_checks["capture"]
+    assert check.isVisible() and check.text().startswith(says) and "add Ctrl, Alt or Meta" in check.text()
+    window.save()
+    assert window.error.isVisible() and window.error.text().startswith("The hotkey that captures the clipboard: ")
+    assert not (tmp_path / "data" / FILENAME).exists()
+    _press(qtbot, window.hotkey_capture, (Qt.Key.Key_J, CTRL | ALT))  # a good one: the problem goes away
+    assert not check.isVisible()
+
+
+def test_a_two_chord_hotkey_left_by_an_older_version_keeps_its_last_chord(qtbot, window, tmp_path) -> None:
+    window.tabs.setCurrentIndex(2)
+    window.load(Settings(hotkey_search="Ctrl+A, Ctrl+Alt+K"))
+    assert window.hotkey_search.keySequence().toString(QKeySequence.SequenceFormat.PortableText) == "Ctrl+Alt+K"
+    check = window.hotkey_checks["search"]
+    assert check.isVisible() and check.text() == ("The saved hotkey “Ctrl+A, Ctrl+Alt+K” was 2 combinations; "
+                                                  "Save keeps only Ctrl+Alt+K.")
+    with qtbot.waitSignal(window.saved, timeout=10_000):
+        window.save()
+    assert json.loads((tmp_path / "data" / FILENAME).read_text())["hotkey_search"] == "Ctrl+Alt+K"
+
+
+def test_a_combo_the_desktop_refuses_is_not_saved_and_the_old_one_stays(qtbot, window, tmp_path) -> None:
+    tried: list[dict[str, str]] = []
+
+    def trial(combos: dict[str, str]) -> dict[str, str]:  # the app's registration: another program holds Ctrl+Alt+K
+        tried.append(dict(combos))
+        return {a: f"{c} is already taken by another program" for a, c in combos.items() if c == "Ctrl+Alt+K"}
+
+    window.hotkey_trial = trial
+    notices: list[str] = []
+    window.notice.connect(notices.append)
+    window.budget.setValue(900)
+    _press(qtbot, window.hotkey_search, (Qt.Key.Key_K, CTRL | ALT))
+    with qtbot.waitSignal(window.saved, timeout=10_000):
+        window.save()
+    saved = json.loads((tmp_path / "data" / FILENAME).read_text())
+    assert saved["hotkey_search"] == "Ctrl+Alt+M" and saved["context_budget"] == 900  # the rest is saved
+    assert tried[0]["search"] == "Ctrl+Alt+K"
+    line = "Ctrl+Alt+K is already taken by another program; Ctrl+Alt+M still opens the search window"
+    assert notices == [f"Settings saved, but the hotkey was not changed: {line}"]
+    assert window.hotkey_search.keySequence().toString(QKeySequence.SequenceFormat.PortableText) == "Ctrl+Alt+M"
+    assert window.hotkey_checks["search"].isVisible() and window.hotkey_checks["search"].text() == line + "."
+
+
+_KEYS = [Qt.Key.Key_A, Qt.Key.Key_K, Qt.Key.Key_M, Qt.Key.Key_5, Qt.Key.Key_F5, Qt.Key.Key_Space, Qt.Key.Key_Comma,
+         Qt.Key.Key_Plus, Qt.Key.Key_Slash, Qt.Key.Key_Home]
+_MODS = [NONE, CTRL, ALT, SHIFT, CTRL | ALT, CTRL | SHIFT, ALT | SHIFT, CTRL | ALT | SHIFT,
+         Qt.KeyboardModifier.MetaModifier, Qt.KeyboardModifier.MetaModifier | SHIFT]
+
+
+def test_whatever_is_pressed_save_stores_only_a_combo_the_hotkey_layer_reads(qtbot, window, tmp_path) -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from desktop_memory.qt.hotkeys import registration_parser
+
+    parse = registration_parser()
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.tuples(st.sampled_from(_KEYS), st.sampled_from(_MODS)), min_size=1, max_size=4))
+    def pressing(chords) -> None:  # type: ignore[no-untyped-def]
+        (tmp_path / "data" / FILENAME).unlink(missing_ok=True)
+        window.load(Settings())
+        _press(qtbot, window.hotkey_search, *chords)
+        combo = window.hotkey_search.keySequence().toString(QKeySequence.SequenceFormat.PortableText)
+        assert window.hotkey_search.keySequence().count() <= 1
+        window.save()
+        if window.error.isVisible():
+            assert not (tmp_path / "data" / FILENAME).exists()
+            return
+        qtbot.waitUntil(lambda: (tmp_path / "data" / FILENAME).exists(), timeout=10_000)
+        stored = json.loads((tmp_path / "data" / FILENAME).read_text())["hotkey_search"]
+        assert stored in (combo, "Ctrl+Alt+M") and "," not in stored.replace("+,", "")
+        parse(stored)  # raises HotkeyError if the hotkey layer could not read it
+        assert any(m in stored.split("+")[:-1] for m in ("Ctrl", "Alt", "Meta"))
+
+    pressing()
