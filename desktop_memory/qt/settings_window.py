@@ -38,6 +38,7 @@ from ..capture import paste
 from ..core.context import FORMATS
 from ..core.errors import InvalidInput
 from ..core.lines import MIN_LINE_LIMIT, Overlong
+from ..core.plural import count
 from ..engine.settings import Settings
 from ..service import ImportReport
 from ..service.protocol import MemoryOperations
@@ -469,7 +470,7 @@ class SettingsWindow(QDialog):
 
     def export_to(self, target: Path) -> None:
         self.bridge.submit(lambda s: _export(s, target),
-                           lambda n: self.notice.emit(f"Exported {n} memories to {target.name}"),
+                           lambda n: self.notice.emit(f"Exported {count(n, 'memory')} to {target.name}"),
                            self._show_error, long=True)
 
     def _choose_import(self) -> None:
@@ -496,19 +497,19 @@ class SettingsWindow(QDialog):
         def progress(report: ImportReport) -> None:
             if time.monotonic() - last[0] >= PROGRESS_S:
                 last[0] = time.monotonic()
-                self.notice.emit(f"Importing: {report.added + report.related:,} memories so far")
+                self.notice.emit(f"Importing: {count(report.added + report.related, 'memory')} so far")
 
         def done(report: ImportReport) -> None:
             problems = len(feeds[0].problems) + feeds[0].more_problems if feeds else 0
             parts = [f"{report.updated} updated" if report.updated else "",
                      f"{report.duplicates} already there" if report.duplicates else "",
-                     f"{len(report.errors)} bad record{'s' if len(report.errors) != 1 else ''} skipped"
+                     f"{count(len(report.errors), 'bad record')} skipped"
                      if report.errors else "",
-                     f"{problems} part{'s' if problems != 1 else ''} could not be read" if problems else ""]
+                     f"{count(problems, 'part')} could not be read" if problems else ""]
             more = ", ".join(p for p in parts if p)
             what = f" from {found_as[0]}" if found_as else ""
             new = report.added + report.related
-            self.notice.emit(f"Imported {new:,} new {'memory' if new == 1 else 'memories'}{what}"
+            self.notice.emit(f"Imported {count(new, 'new memory', 'new memories')}{what}"
                              + (f" ({more})" if more else ""))
 
         def open_source() -> Iterable[str | bytes | Overlong] | IO[bytes]:
@@ -539,5 +540,5 @@ class SettingsWindow(QDialog):
             self.erase_everything()
 
     def erase_everything(self) -> None:
-        self.bridge.submit(lambda s: s.erase_everything(), lambda n: self.notice.emit(f"Erased {n} memories"),
+        self.bridge.submit(lambda s: s.erase_everything(), lambda n: self.notice.emit(f"Erased {count(n, 'memory')}"),
                            self._show_error, long=True)

@@ -317,3 +317,15 @@ def test_whatever_is_pressed_save_stores_only_a_combo_the_hotkey_layer_reads(qtb
         assert any(m in stored.split("+")[:-1] for m in ("Ctrl", "Alt", "Meta"))
 
     pressing()
+
+
+def test_one_memory_is_counted_as_one_memory(qtbot, window, bridge, engine, tmp_path) -> None:
+    engine(bridge, lambda s: s.add("the only note: the spare key is under the blue pot"))
+    notices: list[str] = []
+    window.notice.connect(notices.append)
+    window.export_to(tmp_path / "one.jsonl")
+    qtbot.waitUntil(lambda: bool(notices), timeout=10_000)
+    assert notices[-1] == "Exported 1 memory to one.jsonl"
+    window.erase_everything()
+    qtbot.waitUntil(lambda: len(notices) == 2, timeout=10_000)
+    assert notices[-1] == "Erased 1 memory"
