@@ -40,7 +40,7 @@ from .welcome import WelcomeWindow
 
 log = logging.getLogger(__name__)
 PROG = "desktop-memory"
-RECENT = 8
+RECENT = 20  # the captures the tray lists (tray.RECENT_SHOWN); the search window has them all
 
 
 def has_display() -> bool:
@@ -117,6 +117,7 @@ class DesktopApp(QObject):
         t.resume_requested.connect(self.resume_capture)
         t.recent_chosen.connect(lambda mid: self.search.show_and_focus(select_id=mid))
         t.recent_wanted.connect(lambda: self.tray.set_recent(list(self.recent)))  # times true when opened
+        t.recent_all_requested.connect(lambda mid: self.search.show_and_focus(select_id=mid or None))
         t.settings_requested.connect(self.open_settings)
         t.folder_requested.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.data_dir))))
         t.retry_requested.connect(self.bridge.retry)
