@@ -139,9 +139,36 @@ def test_capture_rules_as_data_round_trip_and_apply(qtbot, window, bridge, engin
     window.load(Settings.load(tmp_path / "data"))  # the form shows them again
     assert table.rowCount() == 7 and table.item(0, 0).checkState() == Qt.CheckState.Unchecked
     window.rules.add_rule(CaptureRule("bad", content="x"))
-    table.item(table.rowCount() - 1, 3).setText("([unclosed")
+    table.item(table.rowCount() - 1, 4).setText("([unclosed")  # the text pattern (under "Show the patterns")
     window.save()
     assert "not a valid regular expression" in window.error.text()
+
+
+def test_capture_rules_are_shown_in_plain_words_with_the_patterns_on_request(qtbot, window) -> None:
+    from desktop_memory.core.capture import CaptureRule
+
+    window.tabs.setCurrentIndex(1)
+    rules = window.rules
+    rules.add_rule(CaptureRule("cards", action="redact", content=r"\b(?:\d[ -]?){13,16}\b"))
+    rules.add_rule(CaptureRule("keepassxc", app="keepassxc"))
+    rules.add_rule(CaptureRule("invoices", action="tag", content=r"\binvoice\b", tag="finance"))
+    table = rules.table
+    header = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount()) if not table.isColumnHidden(c)]
+    assert header == ["On", "Name", "Action", "What it catches", "Tag"]
+    said = [table.item(r, 3).text() for r in range(table.rowCount())]
+    assert said == ["Skip text that is only a one-time code", "Skip text that is only a password prompt",
+                    "Skip everything copied from KeePass, 1Password, Bitwarden and 6 more",
+                    "Skip everything copied in windows whose title has “private browsing” or “incognito”",
+                    "Hide text that looks like a card number or an IBAN", "Skip everything copied from KeePassXC",
+                    "Tag the word “invoice” as “finance”"]
+    shown = " ".join(table.item(r, c).text() for r in range(table.rowCount()) for c in range(1, table.columnCount())
+                     if not table.isColumnHidden(c) and table.item(r, c) is not None)
+    assert not any(mark in shown for mark in ("\\", "|", "(?", "{", "[")), shown  # no regular expression in view
+    assert table.item(4, 3).toolTip() == "Text: \\b(?:\\d[ -]?){13,16}\\b"
+    rules.advanced.setChecked(True)  # advanced: the patterns, editable
+    assert not table.isColumnHidden(4) and table.item(4, 4).text() == r"\b(?:\d[ -]?){13,16}\b"
+    table.item(5, 5).setText("slack|discord")
+    assert table.item(5, 3).text() == "Skip everything copied from Slack or discord"
 
 
 def _placed(display: str, tmp_path) -> dict:
