@@ -18,6 +18,8 @@ DESKTOP_APT=(libegl1 libgl1 libglib2.0-0 libfontconfig1 libxkbcommon0 libdbus-1-
     libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0
     libxcb-render-util0 libxcb-shape0 libxcb-xfixes0 libxcb-xkb1 xvfb xauth xdotool xclip trayer
     gnome-keyring dbus
+    fonts-wqy-microhei  # a CJK fallback font: Chinese and Japanese memories show as text, not boxes
+    openbox  # a real window manager for the focus, stacking and geometry tests
     qemu-user binutils)  # tests/qemu: llama.cpp on older CPU models; objdump reads what the libraries need
 
 desktop_packages() {

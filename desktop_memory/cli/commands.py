@@ -16,6 +16,7 @@ from ..core.capture import Snapshot
 from ..core.errors import InvalidInput
 from ..core.filter_input import filters_from_fields
 from ..core.models import Hit, Memory, to_iso
+from ..core.plural import count
 from ..core.query import Filters
 from ..core.text import decode, first_line, one_line
 from ..engine.settings import FILENAME as SETTINGS_FILE
@@ -145,7 +146,7 @@ def cmd_add(service: MemoryOperations, args: argparse.Namespace) -> int:
                 "extended": " (it extends the previous capture; the earlier text is kept as a version)",
                 }.get(result.status, "")
         if result.redactions:
-            note += f" ({sum(result.redactions.values())} secret(s) redacted)"
+            note += f" ({count(sum(result.redactions.values()), 'secret')} redacted)"
         out(f"{verb} {result.memory.id}{note}")
     return 0
 
@@ -252,8 +253,8 @@ def _import_lines(service: MemoryOperations, args: argparse.Namespace, lines: An
     else:
         updated = f"{report.updated} updated, " if report.updated else ""
         out(f"Imported {report.added + report.related} new ({report.related} grouped with similar ones), "
-            f"{updated}{report.duplicates} duplicate(s), "
-            f"{len(report.errors)} bad {unit}(s) skipped, {report.redacted} secret(s) redacted")
+            f"{updated}{count(report.duplicates, 'duplicate')}, "
+            f"{count(len(report.errors), 'bad ' + unit)} skipped, {count(report.redacted, 'secret')} redacted")
     if report.errors and report.stored == 0:
         print(f"desktop-memory: nothing was imported: {'the line was' if len(report.errors) == 1 else 'every line was'}"
               " bad (above)", file=sys.stderr)
@@ -425,11 +426,11 @@ def _confirm(question: str, yes: bool) -> bool:
 @handler("purge")
 def cmd_purge(service: MemoryOperations, args: argparse.Namespace) -> int:
     memories = [service.get(i) for i in args.ids]
-    if not _confirm(f"Delete {len(memories)} memory(ies) for good?", args.yes):
+    if not _confirm(f"Delete {count(len(memories), 'memory')} for good?", args.yes):
         out("Nothing deleted.")
         return 1
     n = service.purge([m.id for m in memories])
-    out(f"Purged {n} memory(ies) from every store")
+    out(f"Purged {count(n, 'memory')} from every store")
     return 0
 
 
@@ -438,13 +439,13 @@ def cmd_retention(service: MemoryOperations, args: argparse.Namespace) -> int:
     ids = service.retention(older_than_days=args.older_than, below_importance=args.below_importance,
                             include_forgotten_only=args.forgotten_only, dry_run=True)
     if args.dry_run or not ids:
-        out(f"{len(ids)} memory(ies) would be purged" if args.dry_run else "Nothing to purge")
+        out(f"{count(len(ids), 'memory')} would be purged" if args.dry_run else "Nothing to purge")
         return 0
-    if not _confirm(f"Purge {len(ids)} memory(ies) for good?", args.yes):
+    if not _confirm(f"Purge {count(len(ids), 'memory')} for good?", args.yes):
         out("Nothing deleted.")
         return 1
     service.purge(ids)
-    out(f"Purged {len(ids)} memory(ies)")
+    out(f"Purged {count(len(ids), 'memory')}")
     return 0
 
 

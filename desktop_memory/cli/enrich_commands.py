@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from ..core.errors import InvalidInput
+from ..core.plural import count
 from ..service.protocol import MemoryOperations
 from ..service.reports import EnrichmentModel
 from .commands import emit_json, handler, out
@@ -95,7 +96,7 @@ def cmd_model(service: MemoryOperations, args: argparse.Namespace) -> int:
             emit_json(result.to_dict())
         else:
             out(f"model set to {result.model} ({result.path}); "
-                f"{result.requeued} memories queued for enrichment again")
+                f"{count(result.requeued, 'memory')} queued for enrichment again")
         return 0
     if args.model_command == "verify":
         check = service.verify_enrichment_model()

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import InvalidInput
+from ..core.plural import count
 from ..service.protocol import MemoryOperations
 from .commands import emit_json, handler, out
 
@@ -105,8 +106,8 @@ def cmd_backup(service: MemoryOperations, args: argparse.Namespace) -> int:
     passphrase = _passphrase(args, confirm=False)
     info = service.verify_backup(path, passphrase)
     held = service.stats()
-    if not _confirm(f"Replace the {held.memories + held.forgotten} memories in {service.folder} "
-                    f"with the {info.memories} of this backup?", args.yes):
+    if not _confirm(f"Replace the {count(held.memories + held.forgotten, 'memory')} in {service.folder} "
+                    f"with the {count(info.memories, 'memory')} of this backup?", args.yes):
         out("Nothing restored.")
         return 1
     _print(service.restore_backup(path, passphrase).to_dict(), args.json)

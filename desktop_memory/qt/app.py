@@ -40,7 +40,7 @@ from .welcome import WelcomeWindow
 
 log = logging.getLogger(__name__)
 PROG = "desktop-memory"
-RECENT = 8
+RECENT = 20  # the captures the tray lists (tray.RECENT_SHOWN); the search window has them all
 
 
 def has_display() -> bool:
@@ -117,6 +117,7 @@ class DesktopApp(QObject):
         t.resume_requested.connect(self.resume_capture)
         t.recent_chosen.connect(lambda mid: self.search.show_and_focus(select_id=mid))
         t.recent_wanted.connect(lambda: self.tray.set_recent(list(self.recent)))  # times true when opened
+        t.recent_all_requested.connect(lambda mid: self.search.show_and_focus(select_id=mid or None))
         t.settings_requested.connect(self.open_settings)
         t.folder_requested.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.data_dir))))
         t.retry_requested.connect(self.bridge.retry)
@@ -244,9 +245,11 @@ class DesktopApp(QObject):
             self.watcher.start()
         else:
             self.watcher.stop()
-        self._hotkey_combos = {"search": settings.hotkey_search, "capture": settings.hotkey_capture,
-                               "selection": settings.hotkey_selection}
-        self._show_hotkeys(self.hotkeys.bind(self._hotkey_combos))
+        refused = self.apply_hotkeys({"search": settings.hotkey_search, "capture": settings.hotkey_capture,
+                                      "selection": settings.hotkey_selection})
+        if refused:  # settings.json changed elsewhere (the settings window tries its combos before saving)
+            self.notify("Hotkey not changed: " + "; ".join(f"{p}; {self._hotkey_combos[a]} still works"
+                                                           for a, p in refused.items()))
         problem = capture_now.settings_notice(settings)
         if problem and problem != self._settings_problem:
             self.notify(problem)  # once per problem; capture stays off until settings are valid again
@@ -269,6 +272,22 @@ class DesktopApp(QObject):
         if self.host is not None:
             self.host.stop()  # closes its stdin: it stops enrichment, closes the engine, removes the socket
         QApplication.exit(self.exit_code)
+
+    def apply_hotkeys(self, combos: dict[str, str]) -> dict[str, str]:
+        """Register {action: combo}. A new combo the desktop refuses gives way to the action's old one while that
+        one worked (registered again, it stays): {action: why the new combo could not be registered} for those;
+        every other problem is shown as before (the menu, the settings window)."""
+        old, old_problems = dict(self._hotkey_combos), dict(self._hotkey_problems)
+        problems = self.hotkeys.bind(combos)
+        refused = {a: p for a, p in problems.items()
+                   if old.get(a) and old[a] != combos.get(a) and a not in old_problems}
+        if refused:
+            log.info("hotkeys kept: %s", ", ".join(refused))
+            combos = {**combos, **{a: old[a] for a in refused}}
+            problems = self.hotkeys.bind(combos)
+        self._hotkey_combos = dict(combos)
+        self._show_hotkeys(problems)
+        return refused
 
     def _show_hotkeys(self, problems: dict[str, str]) -> None:
         """`bind`'s problems, or the ones the Wayland portal reported later ({}: all set): the menu shows only the
@@ -417,6 +436,7 @@ class DesktopApp(QObject):
             self._settings_window = SettingsWindow(self.bridge, self.data_dir)
             self._settings_window.notice.connect(self.notify)
             self._settings_window.saved.connect(self._settings_loaded)
+            self._settings_window.hotkey_trial = self.apply_hotkeys  # changed combos are tried before saving
             self._settings_window.show_hotkeys(*self._hotkey_notes(self._hotkey_problems))
         return self._settings_window
 

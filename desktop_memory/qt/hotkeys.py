@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from PySide6.QtCore import QObject, Signal
@@ -38,6 +38,57 @@ def desktop_mode() -> str:
     if os.environ.get("WAYLAND_DISPLAY") or os.environ.get("XDG_SESSION_TYPE") == "wayland":
         return "wayland"
     return "x11" if os.environ.get("DISPLAY") else "unsupported"
+
+
+ACTIONS = {"search": "opens the search window", "capture": "captures the clipboard",
+           "selection": "captures the selected text"}  # what each hotkey does, in the person's words
+
+
+def registration_parser(mode: str | None = None) -> Callable[[str], object]:
+    """The function this desktop's hotkey backend reads a combo with (raises HotkeyError naming a bad one):
+    the one `bind` uses, so a combo it accepts is one the backend can at least read."""
+    mode = mode or desktop_mode()
+    if mode == "macos":
+        from ..capture.hotkeys_macos import parse as carbon
+
+        return carbon
+    if mode == "wayland":
+        from ..capture.portal_protocol import to_trigger
+
+        return to_trigger
+    if mode == "windows":
+        from ..capture.hotkeys_windows import to_registration
+
+        return to_registration
+    from ..capture.hotkeys_x11 import parse
+
+    return parse
+
+
+def combo_problem(combo: str, mode: str | None = None) -> str:
+    """Why `combo` (as Qt writes it, "Ctrl+Alt+M") cannot be a global hotkey, in one line; "" when it can.
+
+    A global hotkey is one chord ("Ctrl+A, Ctrl+Alt+K" is two), with a modifier besides Shift (a bare
+    letter or Shift+letter would fire while typing), read by this desktop's own parser."""
+    from ..capture.hotkeys_x11 import HotkeyError
+
+    text = "".join(combo.split())
+    if not text:
+        return ""
+    if "," in text.replace("+,", "+<comma>"):
+        return f"{combo} is more than one key combination: press just one, like Ctrl+Alt+M"
+    *mods, _key = text[:-2].split("+") + ["+"] if text.endswith("++") else text.split("+")
+    if not mods:
+        return f"{combo} alone would fire while you type: add Ctrl, Alt or Meta, like Ctrl+Alt+{combo}"
+    if all(m.lower() == "shift" for m in mods):
+        return f"{combo} would fire while you type: add Ctrl, Alt or Meta"
+    try:
+        registration_parser(mode)(combo)
+    except HotkeyError as exc:
+        return f"{combo} cannot be a global hotkey here ({str(exc).split(': ', 1)[-1]})"
+    except Exception as exc:  # noqa: BLE001 - a backend's key table that needs the OS (Windows punctuation)
+        log.info("hotkey %s not checked: %s", combo, exc)
+    return ""
 
 
 class HotkeyBackend(Protocol):

@@ -7,7 +7,7 @@ import html
 import logging
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -38,11 +38,12 @@ from ..capture import paste
 from ..core.context import FORMATS
 from ..core.errors import InvalidInput
 from ..core.lines import MIN_LINE_LIMIT, Overlong
+from ..core.plural import count
 from ..engine.settings import Settings
 from ..service import ImportReport
 from ..service.protocol import MemoryOperations
 from ..service.reports import EmbeddingModelStatus
-from . import autostart
+from . import autostart, hotkeys
 from .bridge import EngineBridge
 from .importing import ChunkedImport
 from .rules_editor import RulesEditor
@@ -84,6 +85,9 @@ class SettingsWindow(QDialog):
 
     saved = Signal(object)  # the new Settings, already applied by the engine
     notice = Signal(str)
+    # the app's trial of changed hotkeys before they are saved: {action: combo} -> {action: why it could not be
+    # registered} (the old combo of each of those is still registered); None: nothing to try (a probe)
+    hotkey_trial: Callable[[dict[str, str]], dict[str, str]] | None = None
 
     def __init__(self, bridge: EngineBridge, data_dir: Path) -> None:
         super().__init__()
@@ -172,22 +176,64 @@ class SettingsWindow(QDialog):
         return _page(form)
 
     def _hotkeys_tab(self) -> QWidget:
-        self.hotkey_search = QKeySequenceEdit()
-        self.hotkey_capture = QKeySequenceEdit()
-        self.hotkey_selection = QKeySequenceEdit()
-        # under each combo: why it is not set, or the combo the desktop uses instead (the app fills them in)
+        self.hotkey_search = self._hotkey_edit("Open the search window")
+        self.hotkey_capture = self._hotkey_edit("Capture the clipboard now")
+        self.hotkey_selection = self._hotkey_edit("Capture the selected text")
+        self.hotkey_edits = {"search": self.hotkey_search, "capture": self.hotkey_capture,
+                             "selection": self.hotkey_selection}
+        # under each combo: why the combo pressed cannot be a global hotkey (checked as it is pressed)...
+        self.hotkey_checks = {name: QLabel(wordWrap=True, textFormat=Qt.TextFormat.PlainText)
+                              for name in self.hotkey_edits}
+        # ...and why it is not set, or the combo the desktop uses instead (the app fills them in)
         self.hotkey_notes = {name: QLabel(wordWrap=True, textFormat=Qt.TextFormat.PlainText)
-                             for name in ("search", "capture", "selection")}
+                             for name in self.hotkey_edits}
         self.hotkeys_note = QLabel(wordWrap=True, textFormat=Qt.TextFormat.PlainText)
         form = QFormLayout()
-        for text, edit, name in (("Open the &search window:", self.hotkey_search, "search"),
-                                 ("Capture the &clipboard now:", self.hotkey_capture, "capture"),
-                                 ("Capture the selected te&xt:", self.hotkey_selection, "selection")):
+        for text, name in (("Open the &search window:", "search"), ("Capture the &clipboard now:", "capture"),
+                           ("Capture the selected te&xt:", "selection")):
+            edit, check = self.hotkey_edits[name], self.hotkey_checks[name]
+            check.setStyleSheet("color: #c0392b")
+            check.hide()
+            edit.keySequenceChanged.connect(lambda _seq, n=name: self._check_hotkey(n))
             form.addRow(text, edit)
+            form.addRow(check)
             form.addRow(self.hotkey_notes[name])
         form.addRow(self.hotkeys_note)
         self.show_hotkeys({})
         return _page(form)
+
+    @staticmethod
+    def _hotkey_edit(name: str) -> QKeySequenceEdit:
+        """One key combination (a global hotkey is one chord): a second press replaces the first."""
+        edit = QKeySequenceEdit()
+        edit.setMaximumSequenceLength(1)
+        edit.setClearButtonEnabled(True)
+        edit.setAccessibleName(name)
+        return edit
+
+    def _show_combo(self, name: str, combo: str) -> None:
+        """Put a saved combo in its field; one saved as several chords by an older version (a global hotkey is
+        one) shows its last chord, the one the person pressed last, and says so until it is saved."""
+        sequence = QKeySequence(combo, QKeySequence.SequenceFormat.PortableText)
+        if sequence.count() > 1:
+            last = QKeySequence(sequence[sequence.count() - 1])  # type: ignore[index]  # operator[] in PySide
+            self.hotkey_edits[name].setKeySequence(last)
+            shown = last.toString(QKeySequence.SequenceFormat.PortableText)
+            self.hotkey_checks[name].setText(f"The saved hotkey “{combo}” was {sequence.count()} combinations; "
+                                             f"Save keeps only {shown}.")
+            self.hotkey_checks[name].show()
+        else:
+            self.hotkey_edits[name].setKeySequence(sequence)
+
+    def _hotkey(self, name: str) -> str:
+        return self.hotkey_edits[name].keySequence().toString(QKeySequence.SequenceFormat.PortableText)
+
+    def _check_hotkey(self, name: str) -> str:
+        """Show under the combo why it cannot be a global hotkey ("" and hidden when it can); returns it."""
+        problem = hotkeys.combo_problem(self._hotkey(name))
+        self.hotkey_checks[name].setText(problem)
+        self.hotkey_checks[name].setVisible(bool(problem))
+        return problem
 
     def show_hotkeys(self, notes: dict[str, str], general: str = "") -> None:
         """What the app knows about the global hotkeys: a line under each combo and one under them all."""
@@ -278,9 +324,9 @@ class SettingsWindow(QDialog):
         self.ignore_patterns.setPlainText("\n".join(map(str, s.capture_ignore_patterns)))
         self.ignore_apps.setPlainText("\n".join(map(str, s.capture_ignore_apps)))
         self.rules.load(s.capture_rules, s.capture_disabled_defaults)
-        self.hotkey_search.setKeySequence(QKeySequence(s.hotkey_search))
-        self.hotkey_capture.setKeySequence(QKeySequence(s.hotkey_capture))
-        self.hotkey_selection.setKeySequence(QKeySequence(s.hotkey_selection))
+        for name, combo in (("search", s.hotkey_search), ("capture", s.hotkey_capture),
+                            ("selection", s.hotkey_selection)):
+            self._show_combo(name, combo)
         self.budget.setValue(s.context_budget)
         self.format.setCurrentText(s.context_format if s.context_format in FORMATS else FORMATS[0])
         self.model_path.setText(s.llm_model_path)
@@ -310,8 +356,10 @@ class SettingsWindow(QDialog):
         model = self.model_path.text().strip()
         if model and not paths.expand(model).is_file():
             raise InvalidInput(f"no model file at {model}")
-        search, capture, selection = (e.keySequence().toString(QKeySequence.SequenceFormat.PortableText)
-                                      for e in (self.hotkey_search, self.hotkey_capture, self.hotkey_selection))
+        for name, what in hotkeys.ACTIONS.items():
+            if problem := self._check_hotkey(name):
+                raise InvalidInput(f"The hotkey that {what}: {problem}")
+        search, capture, selection = (self._hotkey(name) for name in self.hotkey_edits)
         chosen = [k for k in (search, capture, selection) if k]
         if len(set(chosen)) < len(chosen):
             raise InvalidInput("each hotkey must be different")
@@ -337,13 +385,44 @@ class SettingsWindow(QDialog):
             self._show_error(str(exc))
             return
         self.error.hide()
+        new, refused = self._try_hotkeys(new)
 
         def apply(service: MemoryOperations) -> Settings:
             return service.save_settings(new)
 
-        self.bridge.submit(apply, self._saved, self._show_error)
+        tried = new.hotkey_search, new.hotkey_capture, new.hotkey_selection
+        self.bridge.submit(apply, lambda saved: self._saved(saved, refused), lambda m: self._not_saved(m, tried))
 
-    def _saved(self, new: Settings) -> None:
+    def _not_saved(self, message: str, tried: tuple[str, str, str]) -> None:
+        """The engine could not save: the hotkeys registered for the trial give way to the saved ones again."""
+        saved = self.current.hotkey_search, self.current.hotkey_capture, self.current.hotkey_selection
+        if self.hotkey_trial is not None and tried != saved:
+            self.hotkey_trial(dict(zip(("search", "capture", "selection"), saved, strict=True)))
+        self._show_error(message)
+
+    def _try_hotkeys(self, new: Settings) -> tuple[Settings, str]:
+        """Changed hotkeys are registered before they are saved; one the desktop refuses is not saved, its old
+        combo stays (registered, in the form) and the line returned says so ("" when all were taken)."""
+        fields = {"search": "hotkey_search", "capture": "hotkey_capture", "selection": "hotkey_selection"}
+        combos = {name: getattr(new, field) for name, field in fields.items()}
+        old = {name: getattr(self.current, field) for name, field in fields.items()}
+        if self.hotkey_trial is None or combos == old:
+            return new, ""
+        problems = self.hotkey_trial(combos)
+        refused = {name: problem for name, problem in problems.items() if combos[name] != old[name]}
+        lines = []
+        for name, problem in refused.items():
+            self.hotkey_edits[name].setKeySequence(QKeySequence(old[name], QKeySequence.SequenceFormat.PortableText))
+            line = problem[:1].upper() + problem[1:]
+            if old[name]:
+                line += f"; {old[name]} still {hotkeys.ACTIONS.get(name, 'works')}"
+            self.hotkey_checks[name].setText(line + ".")
+            self.hotkey_checks[name].show()
+            lines.append(line)
+        kept = {fields[name]: old[name] for name in refused}
+        return dataclasses.replace(new, **kept), "; ".join(lines)
+
+    def _saved(self, new: Settings, refused: str = "") -> None:
         self.current = new
         try:
             autostart.set_enabled(new.start_at_login, self.data_dir)
@@ -352,7 +431,7 @@ class SettingsWindow(QDialog):
         log.info("settings saved")
         self._ask_embedding()  # another search model: its re-embedding's progress
         self.saved.emit(new)
-        self.notice.emit("Settings saved")
+        self.notice.emit(f"Settings saved, but the hotkey was not changed: {refused}" if refused else "Settings saved")
 
     # -- the embedding model ------------------------------------------------------------------
     def _ask_embedding(self) -> None:
@@ -391,7 +470,7 @@ class SettingsWindow(QDialog):
 
     def export_to(self, target: Path) -> None:
         self.bridge.submit(lambda s: _export(s, target),
-                           lambda n: self.notice.emit(f"Exported {n} memories to {target.name}"),
+                           lambda n: self.notice.emit(f"Exported {count(n, 'memory')} to {target.name}"),
                            self._show_error, long=True)
 
     def _choose_import(self) -> None:
@@ -418,19 +497,19 @@ class SettingsWindow(QDialog):
         def progress(report: ImportReport) -> None:
             if time.monotonic() - last[0] >= PROGRESS_S:
                 last[0] = time.monotonic()
-                self.notice.emit(f"Importing: {report.added + report.related:,} memories so far")
+                self.notice.emit(f"Importing: {count(report.added + report.related, 'memory')} so far")
 
         def done(report: ImportReport) -> None:
             problems = len(feeds[0].problems) + feeds[0].more_problems if feeds else 0
             parts = [f"{report.updated} updated" if report.updated else "",
                      f"{report.duplicates} already there" if report.duplicates else "",
-                     f"{len(report.errors)} bad record{'s' if len(report.errors) != 1 else ''} skipped"
+                     f"{count(len(report.errors), 'bad record')} skipped"
                      if report.errors else "",
-                     f"{problems} part{'s' if problems != 1 else ''} could not be read" if problems else ""]
+                     f"{count(problems, 'part')} could not be read" if problems else ""]
             more = ", ".join(p for p in parts if p)
             what = f" from {found_as[0]}" if found_as else ""
             new = report.added + report.related
-            self.notice.emit(f"Imported {new:,} new {'memory' if new == 1 else 'memories'}{what}"
+            self.notice.emit(f"Imported {count(new, 'new memory', 'new memories')}{what}"
                              + (f" ({more})" if more else ""))
 
         def open_source() -> Iterable[str | bytes | Overlong] | IO[bytes]:
@@ -461,5 +540,5 @@ class SettingsWindow(QDialog):
             self.erase_everything()
 
     def erase_everything(self) -> None:
-        self.bridge.submit(lambda s: s.erase_everything(), lambda n: self.notice.emit(f"Erased {n} memories"),
+        self.bridge.submit(lambda s: s.erase_everything(), lambda n: self.notice.emit(f"Erased {count(n, 'memory')}"),
                            self._show_error, long=True)

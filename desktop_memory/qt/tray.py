@@ -38,10 +38,14 @@ def emitting(signal: SignalInstance, value: object) -> Callable[[], None]:
     """A menu entry's slot: emit `signal(value)` (the entry's own value, not the loop's last)."""
     return lambda: signal.emit(value)
 
+RECENT_SHOWN = 20  # the last captures in Recent captures; "Show all in the search window…" opens the rest
+
+
 class Tray(QObject):
     """Menu: Search…, Capture clipboard now, Capture selected text (each with its hotkey), Pause capture,
     Recent captures, Settings…, Open data folder, Quit;
-    "Retry starting the memory engine" at the top while it is stopped."""
+    "Retry starting the memory engine" at the top while it is stopped. Every entry of a menu has its own
+    accelerator (tests/gui/test_menus.py checks every menu of the app)."""
 
     search_requested = Signal()
     capture_requested = Signal()
@@ -50,6 +54,7 @@ class Tray(QObject):
     resume_requested = Signal()
     recent_chosen = Signal(str)  # memory id
     recent_wanted = Signal()  # the menu is about to show: refresh the recent list
+    recent_all_requested = Signal(str)  # "Show all…": the search window, on this memory id (the newest; "" none)
     settings_requested = Signal()
     folder_requested = Signal()
     retry_requested = Signal()  # start the stopped engine again
@@ -62,13 +67,13 @@ class Tray(QObject):
         self.last: CaptureEvent | None = None
         self.icons = {s: icon(ICONS.get(s, s)) for s in STATES}
         self.menu = QMenu()
-        self.retry_action = QAction("&Retry starting the memory engine", self)
+        self.retry_action = QAction("Retry starting the memory &engine", self)
         self.retry_action.triggered.connect(self.retry_requested.emit)
         self.retry_action.setVisible(False)
         self.menu.addAction(self.retry_action)
         self.model_line = QAction("", self)  # the local model's problem, in one line (hidden when none)
         self.model_line.setEnabled(False)
-        self.model_retry_action = QAction("Retry the &local model", self)
+        self.model_retry_action = QAction("Retry the local &model", self)
         self.model_retry_action.triggered.connect(self.model_retry_requested.emit)
         for action in (self.model_line, self.model_retry_action):
             action.setVisible(False)
@@ -80,7 +85,7 @@ class Tray(QObject):
         self.pause_menu = self.menu.addMenu("&Pause capture")
         for label, minutes in (("For &15 minutes", 15), ("For 1 &hour", 60), ("&Until resumed", 0)):
             self.pause_menu.addAction(label, emitting(self.pause_requested, minutes))
-        self.resume_action = QAction("&Resume capture", self)
+        self.resume_action = QAction("Res&ume capture", self)
         self.resume_action.triggered.connect(self.resume_requested.emit)
         self.resume_action.setVisible(False)
         self.menu.addAction(self.resume_action)
@@ -140,7 +145,7 @@ class Tray(QObject):
         self._show_tip()
         if not events:
             self.recent_menu.addAction("Nothing captured since the app started").setEnabled(False)
-        for e in events:
+        for e in events[:RECENT_SHOWN]:
             when = display.relative_time(e.at)
             if e.stored:
                 label = f"Saved: {headline.cut(e.title, 60)}  ({when})".replace("&", "&&")  # cut at a word
@@ -148,6 +153,9 @@ class Tray(QObject):
             else:
                 label = f"Skipped: {e.reason}" + (f" · {e.app}" if e.app else "") + f"  ({when})"
                 self.recent_menu.addAction(label.replace("&", "&&")).setEnabled(False)
+        newest = next((e.memory_id for e in events if e.stored and e.memory_id), "")
+        self.recent_menu.addSeparator()
+        self.recent_menu.addAction("&Show all in the search window…", emitting(self.recent_all_requested, newest))
 
     def _show_tip(self) -> None:
         """The state, and what the last copy became at what time (a clock time: it stays true)."""

@@ -33,3 +33,14 @@ if [ "${1:-}" = "--autostart" ]; then
     cp "$entry" "$autostart"
 fi
 echo "installed: run desktop-memory (or pick it from your menu); check it with: $bin --smoke-test"
+# Chinese, Japanese and Korean memories need a font with those characters, or they show as boxes.
+if command -v fc-list >/dev/null 2>&1 && [ -z "$(fc-list :lang=zh family 2>/dev/null | head -n 1)" ]; then
+    if command -v apt-get >/dev/null 2>&1; then
+        how="sudo apt-get install fonts-wqy-microhei"
+    elif command -v dnf >/dev/null 2>&1; then
+        how="sudo dnf install google-noto-sans-cjk-fonts"
+    else
+        how="install a CJK font (Noto Sans CJK or WenQuanYi Micro Hei) with your package manager"
+    fi
+    echo "note: no font for Chinese, Japanese or Korean text is installed, so such memories show as boxes; to fix it: $how"
+fi

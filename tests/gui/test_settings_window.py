@@ -139,9 +139,36 @@ def test_capture_rules_as_data_round_trip_and_apply(qtbot, window, bridge, engin
     window.load(Settings.load(tmp_path / "data"))  # the form shows them again
     assert table.rowCount() == 7 and table.item(0, 0).checkState() == Qt.CheckState.Unchecked
     window.rules.add_rule(CaptureRule("bad", content="x"))
-    table.item(table.rowCount() - 1, 3).setText("([unclosed")
+    table.item(table.rowCount() - 1, 4).setText("([unclosed")  # the text pattern (under "Show the patterns")
     window.save()
     assert "not a valid regular expression" in window.error.text()
+
+
+def test_capture_rules_are_shown_in_plain_words_with_the_patterns_on_request(qtbot, window) -> None:
+    from desktop_memory.core.capture import CaptureRule
+
+    window.tabs.setCurrentIndex(1)
+    rules = window.rules
+    rules.add_rule(CaptureRule("cards", action="redact", content=r"\b(?:\d[ -]?){13,16}\b"))
+    rules.add_rule(CaptureRule("keepassxc", app="keepassxc"))
+    rules.add_rule(CaptureRule("invoices", action="tag", content=r"\binvoice\b", tag="finance"))
+    table = rules.table
+    header = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount()) if not table.isColumnHidden(c)]
+    assert header == ["On", "Name", "Action", "What it catches", "Tag"]
+    said = [table.item(r, 3).text() for r in range(table.rowCount())]
+    assert said == ["Skip text that is only a one-time code", "Skip text that is only a password prompt",
+                    "Skip everything copied from KeePass, 1Password, Bitwarden and 6 more",
+                    "Skip everything copied in windows whose title has “private browsing” or “incognito”",
+                    "Hide text that looks like a card number or an IBAN", "Skip everything copied from KeePassXC",
+                    "Tag the word “invoice” as “finance”"]
+    shown = " ".join(table.item(r, c).text() for r in range(table.rowCount()) for c in range(1, table.columnCount())
+                     if not table.isColumnHidden(c) and table.item(r, c) is not None)
+    assert not any(mark in shown for mark in ("\\", "|", "(?", "{", "[")), shown  # no regular expression in view
+    assert table.item(4, 3).toolTip() == "Text: \\b(?:\\d[ -]?){13,16}\\b"
+    rules.advanced.setChecked(True)  # advanced: the patterns, editable
+    assert not table.isColumnHidden(4) and table.item(4, 4).text() == r"\b(?:\d[ -]?){13,16}\b"
+    table.item(5, 5).setText("slack|discord")
+    assert table.item(5, 3).text() == "Skip everything copied from Slack or discord"
 
 
 def _placed(display: str, tmp_path) -> dict:
@@ -201,3 +228,131 @@ def test_the_search_model_shows_the_installed_models_and_the_progress(qtbot, win
     assert names[0] == "all-MiniLM-L6-v2" and window.embedding.currentText() == "all-MiniLM-L6-v2"
     qtbot.waitUntil(lambda: window.embedding_progress.text() == "Using all-MiniLM-L6-v2.", timeout=10_000)
     assert window.read().embedding_model == "all-MiniLM-L6-v2"
+
+
+# -- hotkeys: one combination, checked as it is pressed, never saved unreadable ---------------------------------
+def _press(qtbot, edit, *chords: tuple[Qt.Key, Qt.KeyboardModifier]) -> None:
+    """Click into the field and press each chord, as a person does (a QKeySequenceEdit records key presses)."""
+    tabs = edit.window().tabs
+    tabs.setCurrentIndex(next(i for i in range(tabs.count()) if tabs.tabText(i) == "Hot&keys"))
+    qtbot.mouseClick(edit, Qt.MouseButton.LeftButton)
+    edit.setFocus()
+    for key, mods in chords:
+        qtbot.keyClick(edit, key, mods)
+
+
+CTRL, ALT, SHIFT = (Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.AltModifier,
+                    Qt.KeyboardModifier.ShiftModifier)
+NONE = Qt.KeyboardModifier.NoModifier
+
+
+def test_the_hotkey_field_keeps_the_last_combination_pressed_and_saves_it(qtbot, window, tmp_path) -> None:
+    from desktop_memory.capture.hotkeys_x11 import parse
+
+    _press(qtbot, window.hotkey_search, (Qt.Key.Key_A, CTRL), (Qt.Key.Key_K, CTRL | ALT))
+    assert window.hotkey_search.keySequence().toString(QKeySequence.SequenceFormat.PortableText) == "Ctrl+Alt+K"
+    assert not window.hotkey_checks["search"].isVisible()
+    notices: list[str] = []
+    window.notice.connect(notices.append)
+    with qtbot.waitSignal(window.saved, timeout=10_000):
+        window.save()
+    saved = json.loads((tmp_path / "data" / FILENAME).read_text())
+    assert saved["hotkey_search"] == "Ctrl+Alt+K" and parse(saved["hotkey_search"]) == (
+        ["ControlMask", "Mod1Mask"], "k")
+    assert notices == ["Settings saved"]
+
+
+@pytest.mark.parametrize(("chord", "says"), [((Qt.Key.Key_K, NONE), "K alone would fire while you type"),
+                                             ((Qt.Key.Key_F5, SHIFT), "Shift+F5 would fire while you type")])
+def test_a_combo_that_cannot_be_a_global_hotkey_is_shown_at_once_and_never_saved(
+        qtbot, window, tmp_path, chord, says) -> None:
+    _press(qtbot, window.hotkey_capture, chord)
+    check = window.hotkey_checks["capture"]
+    assert check.isVisible() and check.text().startswith(says) and "add Ctrl, Alt or Meta" in check.text()
+    window.save()
+    assert window.error.isVisible() and window.error.text().startswith("The hotkey that captures the clipboard: ")
+    assert not (tmp_path / "data" / FILENAME).exists()
+    _press(qtbot, window.hotkey_capture, (Qt.Key.Key_J, CTRL | ALT))  # a good one: the problem goes away
+    assert not check.isVisible()
+
+
+def test_a_two_chord_hotkey_left_by_an_older_version_keeps_its_last_chord(qtbot, window, tmp_path) -> None:
+    window.tabs.setCurrentIndex(2)
+    window.load(Settings(hotkey_search="Ctrl+A, Ctrl+Alt+K"))
+    assert window.hotkey_search.keySequence().toString(QKeySequence.SequenceFormat.PortableText) == "Ctrl+Alt+K"
+    check = window.hotkey_checks["search"]
+    assert check.isVisible() and check.text() == ("The saved hotkey “Ctrl+A, Ctrl+Alt+K” was 2 combinations; "
+                                                  "Save keeps only Ctrl+Alt+K.")
+    with qtbot.waitSignal(window.saved, timeout=10_000):
+        window.save()
+    assert json.loads((tmp_path / "data" / FILENAME).read_text())["hotkey_search"] == "Ctrl+Alt+K"
+
+
+def test_a_combo_the_desktop_refuses_is_not_saved_and_the_old_one_stays(qtbot, window, tmp_path) -> None:
+    tried: list[dict[str, str]] = []
+
+    def trial(combos: dict[str, str]) -> dict[str, str]:  # the app's registration: another program holds Ctrl+Alt+K
+        tried.append(dict(combos))
+        return {a: f"{c} is already taken by another program" for a, c in combos.items() if c == "Ctrl+Alt+K"}
+
+    window.hotkey_trial = trial
+    notices: list[str] = []
+    window.notice.connect(notices.append)
+    window.budget.setValue(900)
+    _press(qtbot, window.hotkey_search, (Qt.Key.Key_K, CTRL | ALT))
+    with qtbot.waitSignal(window.saved, timeout=10_000):
+        window.save()
+    saved = json.loads((tmp_path / "data" / FILENAME).read_text())
+    assert saved["hotkey_search"] == "Ctrl+Alt+M" and saved["context_budget"] == 900  # the rest is saved
+    assert tried[0]["search"] == "Ctrl+Alt+K"
+    line = "Ctrl+Alt+K is already taken by another program; Ctrl+Alt+M still opens the search window"
+    assert notices == [f"Settings saved, but the hotkey was not changed: {line}"]
+    assert window.hotkey_search.keySequence().toString(QKeySequence.SequenceFormat.PortableText) == "Ctrl+Alt+M"
+    assert window.hotkey_checks["search"].isVisible() and window.hotkey_checks["search"].text() == line + "."
+
+
+_KEYS = [Qt.Key.Key_A, Qt.Key.Key_K, Qt.Key.Key_M, Qt.Key.Key_5, Qt.Key.Key_F5, Qt.Key.Key_Space, Qt.Key.Key_Comma,
+         Qt.Key.Key_Plus, Qt.Key.Key_Slash, Qt.Key.Key_Home]
+_MODS = [NONE, CTRL, ALT, SHIFT, CTRL | ALT, CTRL | SHIFT, ALT | SHIFT, CTRL | ALT | SHIFT,
+         Qt.KeyboardModifier.MetaModifier, Qt.KeyboardModifier.MetaModifier | SHIFT]
+
+
+def test_whatever_is_pressed_save_stores_only_a_combo_the_hotkey_layer_reads(qtbot, window, tmp_path) -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from desktop_memory.qt.hotkeys import registration_parser
+
+    parse = registration_parser()
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.tuples(st.sampled_from(_KEYS), st.sampled_from(_MODS)), min_size=1, max_size=4))
+    def pressing(chords) -> None:  # type: ignore[no-untyped-def]
+        (tmp_path / "data" / FILENAME).unlink(missing_ok=True)
+        window.load(Settings())
+        _press(qtbot, window.hotkey_search, *chords)
+        combo = window.hotkey_search.keySequence().toString(QKeySequence.SequenceFormat.PortableText)
+        assert window.hotkey_search.keySequence().count() <= 1
+        window.save()
+        if window.error.isVisible():
+            assert not (tmp_path / "data" / FILENAME).exists()
+            return
+        qtbot.waitUntil(lambda: (tmp_path / "data" / FILENAME).exists(), timeout=10_000)
+        stored = json.loads((tmp_path / "data" / FILENAME).read_text())["hotkey_search"]
+        assert stored in (combo, "Ctrl+Alt+M") and "," not in stored.replace("+,", "")
+        parse(stored)  # raises HotkeyError if the hotkey layer could not read it
+        assert any(m in stored.split("+")[:-1] for m in ("Ctrl", "Alt", "Meta"))
+
+    pressing()
+
+
+def test_one_memory_is_counted_as_one_memory(qtbot, window, bridge, engine, tmp_path) -> None:
+    engine(bridge, lambda s: s.add("the only note: the spare key is under the blue pot"))
+    notices: list[str] = []
+    window.notice.connect(notices.append)
+    window.export_to(tmp_path / "one.jsonl")
+    qtbot.waitUntil(lambda: bool(notices), timeout=10_000)
+    assert notices[-1] == "Exported 1 memory to one.jsonl"
+    window.erase_everything()
+    qtbot.waitUntil(lambda: len(notices) == 2, timeout=10_000)
+    assert notices[-1] == "Erased 1 memory"
