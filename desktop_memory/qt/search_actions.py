@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QLabel
 
 from ..core.context import Context
 from ..core.models import Memory
+from ..core.plural import count
 from . import display
 from .bridge import EngineBridge
 from .paste_flow import PasteFlow
@@ -78,7 +79,7 @@ class SearchActions:
                            self.notice)
 
     def _context_ready(self, ctx: Context) -> None:
-        what = f"context: {len(ctx.included)} memories, ~{ctx.tokens} tokens"
+        what = f"context: {count(len(ctx.included), 'memory')}, ~{ctx.tokens} tokens"
         self._deliver(ctx.text, what)
         log.info("context copied: %d memories, %d tokens", len(ctx.included), ctx.tokens)
         self.copied("context", len(ctx.included), ctx.tokens)
