@@ -14,10 +14,12 @@ from ..core.context import Context
 from ..core.models import Memory
 from ..core.plural import count
 from . import display
+from .actions_menu import PanelAction
 from .bridge import EngineBridge
 from .paste_flow import PasteFlow
 from .preview_control import PreviewControl
 from .result_list import ResultList
+from .results import SimilarRole
 from .undo_bar import UndoBar
 
 log = logging.getLogger("desktop_memory.qt.search_window")
@@ -47,7 +49,8 @@ class Panel(Protocol):
 class SearchActions:
     """Copy and paste, pin, forget and undo, and the preview's edits, for the selection of a ResultList.
 
-    `notice(message)` tells the tray (never memory content); `copied(kind, memories, tokens)` reports a copy."""
+    `notice(message)` tells the tray (never memory content); `copied(kind, memories, tokens)` reports a copy.
+    `open_settings`, when the app sets it, opens the settings window (the actions menu then offers it)."""
 
     def __init__(self, panel: Panel, bridge: EngineBridge, results: ResultList, paster: PasteFlow,
                  preview: PreviewControl, undo_bar: UndoBar, paste_problem: QLabel, *,
@@ -57,6 +60,7 @@ class SearchActions:
         self.notice, self.copied = notice, copied
         self._forgotten: list[str] = []  # what Ctrl+Z brings back
         self._pasting = ""  # what is being pasted (for the notice once the paste is sent)
+        self.open_settings: Callable[[], None] | None = None
         paster.finished.connect(self._paste_finished)
         undo_bar.undo.clicked.connect(self.undo_forget)
         undo_bar.timer.timeout.connect(self._undo_expired)
@@ -67,6 +71,52 @@ class SearchActions:
     def can_undo(self) -> bool:
         """Whether a forget can still be undone (Ctrl+Z, the undo bar)."""
         return bool(self._forgotten)
+
+    # -- what the selection can do now ---------------------------------------------------------------
+    def panel_actions(self) -> list[PanelAction]:
+        """Everything the selection can do now, each with its key and the method that key runs: the first is the
+        footer's main action, the actions menu (Ctrl+K) lists them all (footer_hints.py, actions_menu.py)."""
+        chosen = self.list.selected_memories()
+        preview = self.preview
+        verb = "Paste" if self.paster.pastes else "Copy"  # paste: into the window the search was opened over
+        acts: list[PanelAction] = []
+        if chosen:
+            acts += [PanelAction(f"{verb} context", "↵", self.copy_context),
+                     PanelAction(f"{verb} text", "Ctrl+↵", self.copy_text)]
+        if preview.is_open:
+            acts.append(PanelAction("Close preview", "Esc", preview.close))
+        elif chosen:
+            acts.append(PanelAction("Preview", "Shift+Space", preview.toggle))
+        if chosen:
+            acts += self._similar_actions()
+            acts += [PanelAction("Unpin" if all(m.pinned for m in chosen) else "Pin", "Ctrl+P", self.toggle_pin),
+                     PanelAction("Restore" if all(m.forgotten for m in chosen) else "Forget", "Del", self.forget)]
+        if self.can_undo:
+            acts.append(PanelAction("Undo forget", "Ctrl+Z", self.undo_forget))
+        if self.open_settings is not None:
+            acts.append(PanelAction("Settings…", "", self._settings))
+        if not preview.is_open:
+            acts.append(PanelAction("Hide", "Esc", self.panel.hide))
+        return acts
+
+    def _similar_actions(self) -> list[PanelAction]:
+        """Show the current result's look-alikes (Ctrl+→), or hide those open around the cursor (Ctrl+←)."""
+        index = self.list.currentIndex()
+        if not index.isValid():
+            return []
+        similar = index.data(SimilarRole)
+        if similar and not similar[1]:
+            return [PanelAction("Show similar", "Ctrl+→", self.list.expand_similar)]
+        model = self.list.results
+        lead = model.leader_row(index.row())
+        if 0 <= lead < model.rowCount() and model.memories[lead].id in model.expanded:
+            return [PanelAction("Hide similar", "Ctrl+←", self.list.collapse_similar)]
+        return []
+
+    def _settings(self) -> None:
+        self.panel.hide()
+        if self.open_settings is not None:
+            self.open_settings()
 
     # -- copy and paste ------------------------------------------------------------------------
     def copy_context(self) -> None:

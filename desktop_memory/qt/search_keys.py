@@ -35,6 +35,9 @@ class SearchKeys(QObject):
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
         if event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent) and self._key(obj, event):
             return True
+        if (event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent)
+                and event.key() == Qt.Key.Key_K and event.modifiers() & Qt.KeyboardModifier.ControlModifier):
+            return True  # the panel's Ctrl+K (the actions menu) wins over a line edit's delete-to-end-of-line
         return super().eventFilter(obj, event)
 
     def _space_previews(self, in_query: bool, shift: bool) -> bool:

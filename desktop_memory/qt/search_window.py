@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QSizePolicy,
     QSplitter,
     QStackedWidget,
     QVBoxLayout,
@@ -26,7 +25,7 @@ from ..core.models import Hit, Memory
 from ..engine.settings import Settings
 from . import display
 from .bridge import EngineBridge
-from .footer_hints import hint_keys, hints_html
+from .footer_hints import FooterBar, status_wordings
 from .panel import WIDTH, PanelLook
 from .paste_flow import PasteFlow
 from .preview import PreviewPane
@@ -127,6 +126,7 @@ class SearchWindow(QWidget):
         self.list.doubleClicked.connect(lambda _: self.act.copy_context())
         QShortcut(QKeySequence("Ctrl+P"), self, self.act.toggle_pin)
         QShortcut(QKeySequence("Ctrl+Z"), self, self.act.undo_forget, context=Qt.ShortcutContext.WindowShortcut)
+        QShortcut(QKeySequence("Ctrl+K"), self, self.footer.open_menu)  # the actions menu (actions_menu.py)
         app = QGuiApplication.instance()
         if isinstance(app, QGuiApplication):
             app.focusWindowChanged.connect(self._focus_window_changed)
@@ -178,24 +178,13 @@ class SearchWindow(QWidget):
 
         self.undo_bar = UndoBar()
 
-        self.status = QLabel()
-        self.status.setAccessibleName("Selection and token count")
-        self.hints = QLabel()
-        self.hints.setTextFormat(Qt.TextFormat.RichText)
-        self.hints.setAccessibleName("Keys for the selection")
-        self.hints.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        self.hints.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the panel
-        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.footer = FooterBar(home=self.query)  # status, one main action, "Actions Ctrl+K" (footer_hints.py)
+        self.status = self.footer.status
         self.paste_problem = QLabel()  # a paste that failed: the one-line problem (the text is on the clipboard)
         self.paste_problem.setWordWrap(True)
         self.paste_problem.setAccessibleName("Paste problem")
         self.paste_problem.setContentsMargins(14, 2, 14, 2)
         self.paste_problem.hide()
-        self.footer = QWidget()
-        bottom = QHBoxLayout(self.footer)
-        bottom.setContentsMargins(14, 6, 14, 6)
-        bottom.addWidget(self.status, 2)
-        bottom.addWidget(self.hints, 5)
 
         top = QVBoxLayout()
         top.setContentsMargins(14, 8, 14, 4)
@@ -379,21 +368,20 @@ class SearchWindow(QWidget):
             self.query.setFocus()
 
     def update_status(self) -> None:
+        """The footer for the selection now: the status (in fewer words when space is short, never clipped) and
+        the actions (the main one shown, all of them in the Ctrl+K menu)."""
         chosen = self.list.selected_memories()
         self._update_hints(chosen)
         if not chosen:
-            self.status.setText(f"Context budget {self.budget} tokens")
+            self.footer.show_status(status_wordings(0, 0, self.budget, 0, 0))
             return
         ctx = build_context(chosen, budget=self.budget, fmt=self.fmt)
-        note = ""
-        if ctx.summarised or ctx.truncated or ctx.left_out:
-            note = f" · {len(ctx.summarised) + len(ctx.truncated)} shortened, {len(ctx.left_out)} left out"
-        self.status.setText(f"{len(chosen)} selected · ~{ctx.tokens} / {self.budget} tokens{note}")
+        shortened = len(ctx.summarised) + len(ctx.truncated)
+        self.footer.show_status(status_wordings(len(chosen), ctx.tokens, self.budget, shortened, len(ctx.left_out)))
 
     def _update_hints(self, chosen: list[Memory]) -> None:
-        """The footer's keys for what is selected now (pin or unpin, forget or restore, preview open or not)."""
-        keys = hint_keys(chosen, self.preview.isVisible(), self.act.can_undo, paste=self.paster.pastes)
-        self.hints.setText(hints_html(keys, self.palette()))
+        """The footer's main action and the actions menu, for what is selected now (SearchActions.panel_actions)."""
+        self.footer.show_actions(self.act.panel_actions())
 
     # -- painting (panel.py) ----------------------------------------------------------------------
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
