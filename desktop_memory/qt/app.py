@@ -78,6 +78,7 @@ class DesktopApp(QObject):
             assert opener is not None
             self.bridge = EngineBridge(lambda: opener(data_dir))
         self.search = SearchWindow(self.bridge, settings, settings.hotkey_search)
+        self.search.act.open_settings = self.open_settings  # "Settings…" in its actions menu (Ctrl+K)
         self._settings_window: SettingsWindow | None = None  # built when first opened (~8 MB of widgets)
         self.tray = Tray(self)
         self.watcher = ClipboardWatcher(self)

@@ -68,7 +68,7 @@ def test_enter_copies_hides_then_pastes_into_the_remembered_window_off_the_gui_t
     w = make_window(qtbot, bridge, engine, backend)
     notices: list[str] = []
     w.notice.connect(notices.append)
-    assert w.paster.target == 4242 and "paste context" in w.hints.text()
+    assert w.paster.target == 4242 and "Paste context ↵" in w.footer.text()
     with qtbot.waitSignal(w.paster.finished, timeout=10_000) as done:
         press_enter(qtbot, w)
     assert done.args == [None]
@@ -130,13 +130,13 @@ def test_a_backend_that_raises_is_a_problem_not_a_stuck_flow(qtbot, bridge, engi
 
 def test_the_setting_off_copies_only_and_the_footer_says_copy(qtbot, bridge, engine, backend) -> None:
     w = make_window(qtbot, bridge, engine, backend, Settings(paste_into_previous_window=False))
-    assert "copy context" in w.hints.text() and w.paster.target is None
+    assert "Copy context ↵" in w.footer.text() and w.paster.target is None
     with qtbot.waitSignal(w.copied, timeout=10_000):
         press_enter(qtbot, w)
     qtbot.wait(100)
     assert backend.calls == []
     w.apply_settings(Settings())
-    assert "paste context" in w.hints.text()
+    assert "Paste context ↵" in w.footer.text()
 
 
 def test_wayland_copies_and_says_paste_with_ctrl_v(qtbot, bridge, engine, monkeypatch) -> None:
@@ -144,7 +144,7 @@ def test_wayland_copies_and_says_paste_with_ctrl_v(qtbot, bridge, engine, monkey
     w = make_window(qtbot, bridge, engine, FakeBackend())
     notices: list[str] = []
     w.notice.connect(notices.append)
-    assert "copy context" in w.hints.text()
+    assert "Copy context ↵" in w.footer.text()
     with qtbot.waitSignal(w.copied, timeout=10_000):
         press_enter(qtbot, w)
     assert notices[0].startswith("Copied context") and notices[0].endswith("paste with Ctrl+V")

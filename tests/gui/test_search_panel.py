@@ -89,7 +89,7 @@ def test_forgotten_memories_are_marked_and_restored_from_the_window(qtbot, panel
     row = [m.id for m in panel.model.memories].index(memory_id)
     panel.list.select_row(row)
     assert "forgotten" in panel.model.index(row).data(Qt.ItemDataRole.AccessibleTextRole)
-    assert "restore" in panel.hints.text().lower()
+    assert ("Restore", "Del") in [(a.label, a.key) for a in panel.act.panel_actions()]  # the Ctrl+K menu
     qtbot.keyClick(panel.query, Qt.Key.Key_Delete)  # on a forgotten memory Delete restores it
     qtbot.waitUntil(lambda: not engine(bridge, lambda s: s.get(memory_id).forgotten), timeout=10_000)
     qtbot.waitUntil(lambda: not panel.model.memories[row].forgotten, timeout=10_000)
@@ -110,9 +110,10 @@ def test_space_previews_after_moving_in_the_list_and_keeps_a_multi_selection(qtb
     assert panel.query.text() == "source:clipboard o " and not panel.preview.isVisible()
     qtbot.keyClick(panel.query, Qt.Key.Key_Space, Qt.KeyboardModifier.ShiftModifier)  # Shift+Space always previews
     assert panel.preview.isVisible() and panel.query.text() == "source:clipboard o "
-    assert "close preview" in panel.hints.text()  # the footer follows: Esc closes it
+    assert ("Close preview", "Esc") in [(a.label, a.key) for a in panel.act.panel_actions()]  # Esc closes it
     qtbot.keyClick(panel.query, Qt.Key.Key_Escape)
-    assert not panel.preview.isVisible() and "Shift+Space" in panel.hints.text()
+    assert not panel.preview.isVisible()
+    assert ("Preview", "Shift+Space") in [(a.label, a.key) for a in panel.act.panel_actions()]
 
 
 def test_space_previews_when_the_query_is_empty(qtbot, panel) -> None:
@@ -237,7 +238,7 @@ def test_a_multi_selection_is_not_one_solid_block(qtbot, panel) -> None:
     assert spots[2] != spots[0]  # the cursor row stands out from the rest of the selection
     gap = panel.list.visualRect(panel.model.index(1)).top()
     assert image.pixelColor(20, gap) != spots[0]  # rows are separated
-    assert not any(isinstance(w, type(panel.hints)) and not w.isEnabled() for w in (panel.hints, panel.status))
+    assert all(w.isEnabled() for w in (panel.footer, panel.footer.main, panel.status))
 
 
 def test_every_prefix_typed_shows_the_engines_results_for_it(qtbot, panel, bridge, engine) -> None:
