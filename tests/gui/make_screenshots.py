@@ -37,6 +37,19 @@ DEMO = [
      "obsidian", ["work"], False),
     ("Pasta recipe: boil 100 g spaghetti 9 minutes, toss with garlic, olive oil and chili.", "manual", "",
      [], False),
+    # one of each kind the rows tell apart (issue 33): a command, YAML, a stack trace, a to-do list, a chat, an
+    # address, text in Chinese
+    ("rsync -avz --delete ./build/ deploy@10.0.4.17:/srv/www/release/", "clipboard", "terminal", ["release"],
+     False),
+    ("release:\n  channel: beta\n  version: 0.9.0\n  notes: docs/release-notes.md", "clipboard", "code", [],
+     False),
+    ("Traceback (most recent call last):\n  File \"release.py\", line 42, in sign\n    cert.verify()\n"
+     "CertificateExpired: the signing certificate expired on 2026-10-31", "clipboard", "terminal", [], False),
+    ("Release day\n- [x] changelog\n- [ ] screenshots\n- [ ] signed installers\n- [ ] tag v0.9.0",
+     "clipboard", "obsidian", ["release"], False),
+    ("[10:02] Priya: is the beta build signed?\n[10:03] Marco: yes, the release is on the staging bucket",
+     "clipboard", "slack", [], False),
+    ("发布说明：测试版将于三月三日发布，请在周五之前完成更新日志。", "clipboard", "wechat", [], False),
 ]
 
 
@@ -79,6 +92,17 @@ def shoot(widget, name: str, theme: str) -> None:  # type: ignore[no-untyped-def
     settle()
     target = OUT / f"{name}-{theme}.png"
     widget.grab().save(str(target))
+    print(f"wrote {target}", flush=True)
+
+
+def shoot_screen(rect, name: str, theme: str) -> None:  # type: ignore[no-untyped-def]
+    """What the X server shows in `rect` (a panel with its popup, both real windows)."""
+    from PySide6.QtGui import QGuiApplication
+
+    settle()
+    target = OUT / f"{name}-{theme}.png"
+    screen = QGuiApplication.primaryScreen()
+    screen.grabWindow(0, rect.x(), rect.y(), rect.width(), rect.height()).save(str(target))
     print(f"wrote {target}", flush=True)
 
 
@@ -132,6 +156,33 @@ def run_theme(theme: str, folder: Path) -> int:
     search.list.setCurrentIndex(search.model.index(0))
     search.preview_control.open()
     shoot(search, "preview", theme)
+    search.preview_control.close()
+
+    def query(text: str) -> None:
+        search.query.setText(text)
+        wait_until(lambda: finished and finished[-1] == text)
+        settle(600)
+
+    query("release")  # every kind of row: one-line commands, lists, traces, chats, YAML
+    shoot(search, "search-kinds", theme)
+    search.footer.open_menu()  # Ctrl+K
+    settle(400)
+    shoot_screen(search.frameGeometry().united(search.footer.menu.frameGeometry()), "actions-menu", theme)
+    search.footer.menu.dismiss()
+    query("medication I must not be prescribed")  # nothing about it: weak matches only, said so
+    shoot(search, "weak-matches", theme)
+    query("pasta source:manual")  # one result
+    search.act.forget()
+    wait_until(lambda: search.stack.currentWidget() is search.empty)
+    shoot(search, "forgotten", theme)
+    search.act.undo_forget()
+    query("beta release")
+    search.paste_problem.setText("Copied, not pasted: the window you came from is gone: the context is on the "
+                                 "clipboard; paste it with Ctrl+V")
+    search.paste_problem.show()
+    search.look.fit()
+    shoot(search, "paste-problem", theme)
+    search.paste_problem.hide()
     search.hide()
 
     window = SettingsWindow(bridge, folder)
@@ -141,6 +192,8 @@ def run_theme(theme: str, folder: Path) -> int:
     shoot(window, "settings", theme)
     window.tabs.setCurrentIndex(1)
     shoot(window, "settings-capture", theme)
+    window.tabs.setCurrentIndex(2)
+    shoot(window, "settings-hotkeys", theme)
     window.hide()
 
     welcome = WelcomeWindow(settings, Path.home() / ".local/share/desktop-memory")

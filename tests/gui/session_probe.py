@@ -154,6 +154,18 @@ def main() -> dict[str, Any]:
             settle()
             out["keys"] = {"query": window.query.text(), "selected": len(window.list.selected_memories()),
                            "focus_in_query": window.query.hasFocus(), "panel_visible": window.isVisible()}
+            # the actions menu: Ctrl+K opens it, Esc closes it, typing goes on in the query
+            xdo("key", "ctrl+k")
+            menu = window.footer.menu
+            out["menu_opened"] = wait(menu.isVisible, 3)
+            out["menu_entries"] = [label for label, _key in menu.entries()] if menu.isVisible() else []
+            xdo("key", "Escape")
+            out["menu_closed"] = wait(lambda: not menu.isVisible(), 3)
+            settle()
+            xdo("type", "s")
+            wait(lambda: window.query.text() == "gifts", 3)
+            out["after_menu"] = {"query": window.query.text(), "panel_visible": window.isVisible(),
+                                 "panel_active": window.isActiveWindow()}
             # look-alikes: Ctrl+Right opens the current result's; the list grows to show them (no scrollbar)
             from desktop_memory.qt.results import SimilarRole
 

@@ -37,6 +37,12 @@ def test_keys_reach_the_query_after_a_preview(session: dict) -> None:
     assert session["keys"] == {"query": "gift", "selected": 1, "focus_in_query": True, "panel_visible": True}
 
 
+def test_ctrl_k_opens_the_actions_and_esc_returns_to_typing(session: dict) -> None:
+    assert session["menu_opened"] and session["menu_closed"], session
+    assert any(label.startswith(("Paste context", "Copy context")) for label in session["menu_entries"]), session
+    assert session["after_menu"] == {"query": "gifts", "panel_visible": True, "panel_active": True}, session
+
+
 def test_the_panel_keeps_its_place_and_width(session: dict) -> None:
     """Typing, the preview and closing it never move the panel or change its width (it crept left one pixel per
     resize, and the preview widened it to 1,120 px)."""
