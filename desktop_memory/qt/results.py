@@ -18,17 +18,18 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QMouseEvent, QPalette
+from PySide6.QtGui import QColor, QMouseEvent, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from ..core.models import Memory, Passage
 from . import display, kinds
-from .result_row import RowPainter
+from .result_row import RowPainter, secondary
 
 MemoryRole = Qt.ItemDataRole.UserRole + 1
 SimilarRole = Qt.ItemDataRole.UserRole + 2  # (look-alikes behind this row, expanded?) or None
 MemberRole = Qt.ItemDataRole.UserRole + 3  # True for a look-alike shown under its result
 PassageRole = Qt.ItemDataRole.UserRole + 4  # in a long memory, the Passage that matched the query, or None
+WeakStartRole = Qt.ItemDataRole.UserRole + 5  # the first weak match (a "weaker matches" line above it): its label
 AnyIndex = QModelIndex | QPersistentModelIndex
 
 
@@ -43,6 +44,7 @@ class ResultsModel(QAbstractListModel):
         self.expanded: set[str] = set()  # results whose look-alikes are shown as rows
         self.members: dict[str, str] = {}  # look-alike shown as a row -> its result's id
         self.passages: dict[str, Passage] = {}  # result id -> the part of its long text that matched
+        self.weak: set[str] = set()  # results that match weakly (far in meaning, little of the query); last
 
     def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
         return 0 if parent.isValid() else len(self.memories)
@@ -60,18 +62,29 @@ class ResultsModel(QAbstractListModel):
             return m.id in self.members
         if role == PassageRole:
             return self.passages.get(m.id)
+        if role == WeakStartRole:
+            return self._weak_label(index.row())
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
             more = f", {len(self.similar[m.id])} similar" if self.similar.get(m.id) and m.id not in self.members else ""
             state = ", forgotten (Delete restores it)" if m.forgotten else ", pinned" if m.pinned else ""
+            state += ", a weak match" if m.id in self.weak else ""
             return (f"{kinds.label(kinds.kind_info(m))}: {display.title_of(m)} — {display.origin(m)}, "
                     f"{display.relative_time(m.created_at)}{state}{more}")
         if role == Qt.ItemDataRole.ToolTipRole:
             return m.id
         return None
 
+    def _weak_label(self, row: int) -> str | None:
+        """Above the first weak result: what the line between good and weak matches says (None elsewhere)."""
+        first = next((r for r, o in enumerate(self.memories) if o.id in self.weak and o.id not in self.members), None)
+        if row != first:
+            return None
+        return "No close matches · weaker ones" if row == 0 else "Weaker matches"
+
     def set_results(self, query: str, memories: list[Memory], similar: dict[str, list[Memory]] | None = None,
-                    passages: dict[str, Passage] | None = None) -> None:
+                    passages: dict[str, Passage] | None = None, weak: set[str] | None = None) -> None:
         self.beginResetModel()
+        self.weak = set(weak or ())
         self.query, self.memories = query, list(memories)
         self.similar = {k: list(v) for k, v in (similar or {}).items() if v}
         self.passages = dict(passages or {})
@@ -165,6 +178,36 @@ class ResultDelegate(QStyledItemDelegate):
             self._rows = RowPainter(option.font)
         return self._rows
 
+    def band(self, option: QStyleOptionViewItem, index: AnyIndex) -> int:
+        """The height of the "weaker matches" line above a row (0 for all but the first weak match)."""
+        return round(option.fontMetrics.height() * 1.6) if index.data(WeakStartRole) else 0
+
+    def _row_rect(self, option: QStyleOptionViewItem, index: AnyIndex) -> Any:
+        return option.rect.adjusted(0, self.band(option, index), 0, 0)
+
+    def _paint_band(self, painter: Any, option: QStyleOptionViewItem, index: AnyIndex, palette: QPalette) -> None:
+        """A thin rule and the label, in the secondary text colour (readable on the panel's surface)."""
+        height = self.band(option, index)
+        if not height:
+            return
+        rect = option.rect
+        painter.save()
+        colour = secondary(palette)
+        font = option.font
+        font.setPointSizeF(font.pointSizeF() * 0.9)
+        painter.setFont(font)
+        painter.setPen(colour)
+        label = index.data(WeakStartRole)
+        text_rect = rect.adjusted(14, 0, -14, -(rect.height() - height))
+        painter.drawText(text_rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), label)
+        advance = painter.fontMetrics().horizontalAdvance(label)
+        y = text_rect.center().y()
+        line = QColor(colour)
+        line.setAlpha(90)
+        painter.setPen(line)
+        painter.drawLine(text_rect.left() + advance + 10, y, text_rect.right(), y)
+        painter.restore()
+
     def paint(self, painter: Any, option: QStyleOptionViewItem, index: AnyIndex) -> None:
         m: Memory = index.data(MemoryRole)
         view = option.widget
@@ -176,22 +219,24 @@ class ResultDelegate(QStyledItemDelegate):
         if (surface := getattr(view, "surface", None)) is not None:  # what shows through a transparent list
             palette = QPalette(palette)
             palette.setColor(QPalette.ColorRole.Base, surface)
+        self._paint_band(painter, option, index, palette)
         self.rows(option).paint(
-            painter, option.rect, palette, m, query, selected=bool(state & QStyle.StateFlag.State_Selected),
-            current=current, hovered=bool(state & QStyle.StateFlag.State_MouseOver), indent=self._indent(index),
+            painter, self._row_rect(option, index), palette, m, query,
+            selected=bool(state & QStyle.StateFlag.State_Selected), current=current,
+            hovered=bool(state & QStyle.StateFlag.State_MouseOver), indent=self._indent(index),
             similar=index.data(SimilarRole), dpr=dpr, passage=index.data(PassageRole))
 
     def sizeHint(self, option: QStyleOptionViewItem, index: AnyIndex) -> QSize:
         m = index.data(MemoryRole)
         if m is None:
             return QSize(200, self.rows(option).compact_height)
-        return QSize(200, self.rows(option).height_of(m, index.data(PassageRole)))
+        return QSize(200, self.rows(option).height_of(m, index.data(PassageRole)) + self.band(option, index))
 
     def similar_rect(self, option: QStyleOptionViewItem, index: AnyIndex) -> QRectF:
         """Where a row's "+N similar" is (empty when it has none)."""
         query = _query(index)
-        return self.rows(option).similar_rect(option.rect, index.data(MemoryRole), index.data(SimilarRole), query,
-                                            index.data(PassageRole))
+        return self.rows(option).similar_rect(self._row_rect(option, index), index.data(MemoryRole),
+                                              index.data(SimilarRole), query, index.data(PassageRole))
 
     def _indent(self, index: AnyIndex) -> int:
         return self.INDENT if index.data(MemberRole) else 0
