@@ -85,3 +85,12 @@ def test_weak_crosses_the_engine_socket():
     assert [h.weak for h in codec.from_json(data, list[Hit])] == [False, True]
     del data[1]["weak"]  # from a host that does not know it yet: a good match, as before
     assert codec.from_json(data, list[Hit], strict=False)[1].weak is False
+
+
+def test_a_turn_lifted_by_a_good_match_next_to_it_shares_its_standing():
+    good, reply, stray = _hit(0, "penicillin allergy", 0.6), _hit(1, "Yes, since I was a kid", 0.05), _hit(2, "ok", 0.0)
+    reply.explain["neighbour_of"] = "m0"
+    lone = _hit(3, "zzz", 0.1)
+    stray.explain["neighbour_of"] = "m3"  # lifted by a weak hit: weak too
+    ranked = mark_weak([good, lone, reply, stray], ["penicillin"], {"penicillin": 2.0})
+    assert [(h.memory.id, h.weak) for h in ranked] == [("m0", False), ("m1", False), ("m3", True), ("m2", True)]
