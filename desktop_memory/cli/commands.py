@@ -299,7 +299,11 @@ def cmd_export(service: MemoryOperations, args: argparse.Namespace) -> int:
 def _print_hits(hits: list[Hit], explain: bool) -> None:
     if not hits:
         out("No memories match. Try fewer words or remove a filter.")
+    weak_before = False
     for h in hits:
+        if h.weak and not weak_before:  # the weak matches come last, under a line of their own
+            out("  -- weaker matches --")
+        weak_before = h.weak
         more = f"  +{len(h.similar)} similar" if h.similar else ""
         out(f"{h.score:6.3f}  {describe(h.memory)}{more}")
         if h.passage is not None:  # a long memory: the part that matched

@@ -124,11 +124,13 @@ class Hit:
     explain: dict[str, Any] = field(default_factory=dict)
     similar: list[Memory] = field(default_factory=list)  # look-alikes collapsed into this hit, best first
     passage: Passage | None = None  # in a long memory, the part that best matches the query (None: short)
+    weak: bool = False  # a weak match: far in meaning and holding little of the query (after every good one)
 
     def to_dict(self, *, explain: bool = False) -> dict[str, Any]:
         data = self.memory.to_dict()
         data["score"] = round(self.score, 6)
         data["similar"] = [m.id for m in self.similar]
+        data["weak"] = self.weak
         if self.passage is not None:
             data["passage"] = {"start": self.passage.start, "end": self.passage.end,
                                "text": self.passage.of(self.memory)}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from .models import Hit, Memory, Passage
 from .passages import order
@@ -24,10 +24,13 @@ from .ranking import (
     collapse_near_duplicates,
     first_slots,
     fuse,
+    ideal_bm25,
     in_context,
     is_time_question,
     lift_coverage,
     lift_time_mentions,
+    mark_weak,
+    rarity_weights,
     spread_to_neighbours,
     two_steps,
 )
@@ -76,6 +79,17 @@ class RankReads(Protocol):
         ...
 
 
+@runtime_checkable
+class Frequencies(Protocol):
+    """What a `RankReads` may also give: how many memories hold each word (a reads without it weighs every
+    word the same and reads BM25 against the best keyword match alone)."""
+
+    def frequencies(self, words: Sequence[str]) -> tuple[Mapping[str, int], int]:
+        """(the document frequency of each whole word among `words`, typed prefixes (`word*`) left out; the
+        number of memories the keyword index holds)."""
+        ...
+
+
 def rank(text: str, reads: RankReads, *, params: RankingParams, now: float, limit: int, expand: bool = False,
          rerank: Reranker | None = None) -> list[Hit]:
     """The best `limit` hits for the query words `text`, best first.
@@ -91,12 +105,14 @@ def rank(text: str, reads: RankReads, *, params: RankingParams, now: float, limi
     if params.context_weight > 0 and semantic:  # a short turn read with the one before it
         semantic = in_context(semantic, reads.previous(list(semantic), rows), params.context_weight)
     grouped = not expand and any(getattr(r, "family_id", None) for r in rows.values())
-    hits = fuse(keyword, semantic, rows, now=now, params=params, limit=None if grouped else limit * 2)
+    question = terms(text, prefix_last=True)
+    frequencies, total = reads.frequencies(question) if isinstance(reads, Frequencies) else ({}, 0)
+    hits = fuse(keyword, semantic, rows, now=now, params=params, limit=None if grouped else limit * 2,
+                ideal=ideal_bm25(frequencies, total))
     if grouped:  # a family of look-alikes takes one of the places
         hits = first_slots(hits, limit * 2)
     hits = _full(hits, reads)
     # hits holding more of the question's distinct words first
-    question = terms(text, prefix_last=True)
     hits = lift_coverage(hits, question, params.coverage_boost)
     if params.time_mention_boost > 0 and is_time_question(text):  # the hits that say when
         hits = lift_time_mentions(hits, params.time_mention_boost, question)
@@ -109,6 +125,8 @@ def rank(text: str, reads: RankReads, *, params: RankingParams, now: float, limi
                                     far=far, far_weight=params.far_neighbour_weight)
     if rerank is not None and hits:
         hits = rerank(text, hits)
+    # good matches first, each hit marked by its own evidence (meaning, or much of the query's rarer words)
+    hits = mark_weak(hits, question, rarity_weights(question, frequencies, total), params)
     if expand:
         return _with_passages(hits[:limit], reads, question, params)
     # one hit per family (its other members attached), then look-alike wordings attached to the better

@@ -54,6 +54,9 @@ class RankingParams:
     time_mention_boost: float = 0.4
     context_weight: float = 0.3
     coverage_boost: float = 2.0
+    keyword_ideal: float = 1.0  # BM25 read against what a memory holding every query word would score (0: off)
+    weak_cosine: float = 0.3  # a hit below this cosine (MiniLM's scale) ...
+    weak_coverage: float = 0.5  # ... holding less than this rarity-weighted share of the query is a weak match
 
 
 class Rankable(Protocol):
@@ -73,16 +76,20 @@ def fuse(
     now: float,
     params: RankingParams = RankingParams(),
     limit: int | None = None,
+    ideal: float = 0.0,
 ) -> list[Hit]:
     """Rank the memories by weighted, normalised channel scores; best first.
 
-    keyword: bm25 scores (higher is better; absent = no keyword match).
+    keyword: bm25 scores (higher is better; absent = no keyword match), read as a share of the best of them or
+    of `ideal` x `params.keyword_ideal` if that is more (`ideal_bm25`: what a memory holding every word of the
+    query would score), so a best keyword match holding one common word of a longer question counts for as
+    much of the question as it holds, not as a perfect match.
     semantic: cosine similarities (absent = not scored).
     A memory with no keyword match needs a cosine of at least `min_semantic_only`.
     Each hit holds the object given in `memories` (the caller swaps in full rows for RankFields).
     """
     kw = {k: v for k, v in keyword.items() if k in memories and v > 0}
-    kw_max = max(kw.values(), default=1.0)
+    kw_max = max(max(kw.values(), default=1.0), params.keyword_ideal * ideal)
     sem = {k: v for k, v in semantic.items() if k in memories}
     sem_hi = max(sem.values(), default=1.0)
     sem_lo = max(params.semantic_floor, min(sem.values(), default=0.0))
@@ -114,6 +121,49 @@ def fuse(
         })
         for score, k, s, personal, m in scored
     ]
+
+
+def ideal_bm25(frequencies: Mapping[str, int], total: int) -> float:
+    """The BM25 score (FTS5's: IDF log((N - n + 0.5) / (n + 0.5)), at least 1e-6) of a memory of average length
+    holding each of these terms once; `frequencies`: each whole query term's document frequency n, `total`: N.
+    A word the store does not hold counts fully: a question's words that no memory holds are words no keyword
+    match covers."""
+    return sum(max(1e-6, math.log((total - n + 0.5) / (n + 0.5))) for n in frequencies.values())
+
+
+def rarity_weights(terms: Sequence[str], frequencies: Mapping[str, int], total: int) -> dict[str, float]:
+    """How much each distinct query term counts towards a memory's lexical coverage: its rarity in the store
+    (IDF log(1 + (N - n + 0.5) / (n + 0.5)), always positive), so a word in most memories counts for little;
+    a term whose frequency is not known (a typed prefix) weighs as the mean of the others (1 if none is known)."""
+    known = {t: math.log(1.0 + (total - n + 0.5) / (n + 0.5)) for t, n in frequencies.items()}
+    fill = sum(known.values()) / len(known) if known else 1.0
+    return {t: known.get(t, fill) for t in _distinct(terms)}
+
+
+def mark_weak(hits: list[Hit], query_terms: Sequence[str], weights: Mapping[str, float],
+              params: RankingParams = RankingParams()) -> list[Hit]:
+    """Each hit marked good or weak by its own evidence, the weak ones moved after the good ones (order kept
+    within each).
+
+    A hit is a good match when the model finds it close in meaning to the query (cosine >= `weak_cosine`) or
+    when it holds much of the query's words, each word weighted by its rarity (`weighted_coverage` >=
+    `weak_coverage`). Otherwise it is weak: a lone common word, a session neighbour with nothing of its own, or
+    the nearest of memories that are all far (a query in a language, or of letters, nothing in the folder
+    speaks).
+    """
+    wanted = _distinct(query_terms)
+    total = sum(weights.get(t, 1.0) for t in wanted)
+    for hit in hits:
+        cosine = float(hit.explain.get("semantic_cosine", 0.0))
+        text = hit.memory.content or ""
+        lexical = sum(weights.get(t, 1.0) * _held([t], text) for t in wanted) / total if total > 0 else 0.0
+        hit.weak = cosine < params.weak_cosine and lexical < params.weak_coverage
+        hit.explain["lexical"] = round(lexical, 4)
+    good = {h.memory.id for h in hits if not h.weak}
+    for hit in hits:  # a turn that owes its place to a good match next to it in its session shares its standing
+        hit.weak = hit.weak and hit.explain.get("neighbour_of") not in good
+        hit.explain["weak"] = hit.weak
+    return sorted(hits, key=lambda h: h.weak)
 
 
 def in_context(semantic: Mapping[str, float], previous: Mapping[str, float], weight: float) -> dict[str, float]:

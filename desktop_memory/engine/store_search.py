@@ -182,11 +182,17 @@ class SearchReads:
         except apsw.SQLError as exc:  # a sanitiser bug must not become a traceback
             raise StorageError(f"keyword search failed: {exc}") from exc
 
-    def _common_terms(self, toks: Sequence[str]) -> set[str]:
-        """The terms left out of row selection (never the rarest; none when the budget covers all)."""
+    def row_count(self) -> int:
+        """The rows the keyword index holds (BM25's N), counted again once 1 % more rows were added."""
         top = int(scalar(self.db, "SELECT coalesce(max(rowid), 0) FROM memories"))
         if _moved(top, self._rows_top, floor=100, share=100):  # the row count: after 1 % more rows
             self._rows_top, self._fts_rows = top, int(scalar(self.db, "SELECT count(*) FROM memories"))
+        return self._fts_rows
+
+    def _common_terms(self, toks: Sequence[str]) -> set[str]:
+        """The terms left out of row selection (never the rarest; none when the budget covers all)."""
+        self.row_count()
+        top = int(scalar(self.db, "SELECT coalesce(max(rowid), 0) FROM memories"))
         # a term's count walks its whole doclist (~2 ms a query at 100k when none is cached); counts
         # only decide which terms select rows, so they are kept until the store grows by 10 %
         if _moved(top, self._df_top, floor=1000, share=10) or len(self._df) > DF_CACHE:

@@ -167,7 +167,8 @@ def build_server(access: EngineAccess) -> MCPServer:
         "Search the person's memories by words and by meaning; best matches first. The query may also hold "
         "filters: source:clipboard app:firefox #tag after:2026-01-01 before:2026-02-01 is:pinned. A filter "
         "alone lists the newest memories that pass it. For a long memory, content is the passage that matched "
-        "(passage: where it sits in the text); get_context builds context from the matching passages."))
+        "(passage: where it sits in the text); get_context builds context from the matching passages. "
+        "weak: true marks a weak match (far in meaning, little of the query's words), listed after the good ones."))
     @tool_errors
     async def search_memories(
         query: Annotated[str, Field(description="what to look for, in plain words", max_length=10_000)],
@@ -194,6 +195,7 @@ def build_server(access: EngineAccess) -> MCPServer:
                 "id": m.id, "title": m.title, "content": shown[:HIT_CHARS],
                 "truncated": len(shown) > HIT_CHARS or h.passage is not None, "summary": m.summary,
                 "score": round(h.score, 4),
+                "weak": h.weak,  # a weak match: far in meaning, little of the query's words (listed last)
                 "created_at": to_iso(m.created_at), "source": m.source, "source_app": m.source_app,
                 "tags": m.tags, "pinned": m.pinned,
                 "similar": [s.id for s in h.similar],  # look-alikes grouped under this hit (get_context takes ids)

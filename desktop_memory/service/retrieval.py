@@ -242,6 +242,10 @@ class _StoreReads:
         keep = {m.id for m in self.retrieval.passing([m for ms in found.values() for m in ms], self.filters)}
         return {fid: [m for m in ms if m.id in keep] for fid, ms in found.items()}
 
+    def frequencies(self, words: Sequence[str]) -> tuple[dict[str, int], int]:
+        search = self.store.search
+        return {w: search.document_frequency(w) for w in words if not w.endswith("*")}, search.row_count()
+
     def passages(self, ids: Sequence[str]) -> dict[str, list[tuple[Passage, float]]]:
         if self.qvec is None:
             return {}
