@@ -308,7 +308,7 @@ class SearchWindow(QWidget):
         keep, self._keep_ids = set(self._keep_ids), []
         self.model.set_results(query, [h.memory for h in hits], {h.memory.id: h.similar for h in hits},
                                {h.memory.id: h.passage for h in hits if h.passage is not None},
-                               {h.memory.id for h in hits if getattr(h, "weak", False)})
+                               {h.memory.id for h in hits if h.weak})
         if hits:
             self.stack.setCurrentWidget(self.list)
             rows = [i for i, h in enumerate(hits) if h.memory.id == want]
