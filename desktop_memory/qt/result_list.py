@@ -97,9 +97,8 @@ class ResultList(QListView):
         """The heights of the first `count` rows."""
         option = QStyleOptionViewItem()
         option.initFrom(self)
-        rows = self.delegate.rows(option)
-        memories = self.results.memories[:count]
-        return [rows.height_of(m, self.results.passages.get(m.id)) for m in memories]
+        return [self.delegate.sizeHint(option, self.results.index(r)).height()
+                for r in range(min(count, self.results.rowCount()))]  # a weak line's band included
 
     def content_height(self, max_rows: int, full: bool = False) -> int:
         """The height that shows the first rows: as many as fit in what `max_rows` two-line rows take (one-line

@@ -50,6 +50,9 @@ DEMO = [
     ("[10:02] Priya: is the beta build signed?\n[10:03] Marco: yes, the release is on the staging bucket",
      "clipboard", "slack", [], False),
     ("发布说明：测试版将于三月三日发布，请在周五之前完成更新日志。", "clipboard", "wechat", [], False),
+    ("Allergic to penicillin: tell every new doctor, it gave me hives in 2019.", "manual", "", ["health"], False),
+    ("Parking: visitors must leave the courtyard spaces free on Fridays before 8.", "clipboard", "thunderbird", [],
+     False),
 ]
 
 
@@ -111,7 +114,7 @@ def fill(folder: Path) -> None:
     from desktop_memory.service import MemoryService
 
     lines = [json.dumps({"content": c, "source": s, "source_app": a, "tags": t, "pinned": p,
-                         "created_at": f"2026-11-{10 + i}T10:0{i}:00"}) for i, (c, s, a, t, p) in enumerate(DEMO)]
+                         "created_at": f"2026-11-{10 + i}T10:{i:02d}:00"}) for i, (c, s, a, t, p) in enumerate(DEMO)]
     with MemoryService(folder) as service:
         service.import_records(lines)
         try:  # titles, summaries and entities from the bundled local model, as the app makes them
@@ -169,7 +172,9 @@ def run_theme(theme: str, folder: Path) -> int:
     settle(400)
     shoot_screen(search.frameGeometry().united(search.footer.menu.frameGeometry()), "actions-menu", theme)
     search.footer.menu.dismiss()
-    query("medication I must not be prescribed")  # nothing about it: weak matches only, said so
+    query("abcdefghij")  # nothing like it: weak matches only, said so
+    shoot(search, "weak-only", theme)
+    query("medication I must not be prescribed")  # the allergy first, a lone "must" after the line
     shoot(search, "weak-matches", theme)
     query("pasta source:manual")  # one result
     search.act.forget()

@@ -76,3 +76,15 @@ def test_the_line_is_painted_in_its_band_above_the_row(qtbot) -> None:
     base = view.palette().base().color().rgb()
     inked = [y for y in range(band) if any(image.pixel(x, y) != base for x in range(0, 600, 2))]
     assert inked, "nothing drawn in the band above the weak row"
+
+
+def test_the_list_makes_room_for_the_line(qtbot) -> None:
+    """The panel sizes its list from ResultList.content_height: the band is counted, so the weak row is not cut."""
+    from desktop_memory.qt.result_list import ResultList
+
+    ms = memories(2)
+    model = ResultsModel()
+    model.set_results("parking", ms, weak={ms[1].id})
+    view = ResultList(model)
+    qtbot.addWidget(view)
+    assert view.content_height(7) >= sum(view.sizeHintForRow(r) for r in range(2))
