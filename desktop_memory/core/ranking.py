@@ -128,6 +128,7 @@ def ideal_bm25(frequencies: Mapping[str, int], total: int) -> float:
     holding each of these terms once; `frequencies`: each whole query term's document frequency n, `total`: N.
     A word the store does not hold counts fully: a question's words that no memory holds are words no keyword
     match covers."""
+    total = max(total, *frequencies.values(), 0)  # the row count is an estimate: a fresh word can be counted past it
     return sum(max(1e-6, math.log((total - n + 0.5) / (n + 0.5))) for n in frequencies.values())
 
 
@@ -135,6 +136,7 @@ def rarity_weights(terms: Sequence[str], frequencies: Mapping[str, int], total: 
     """How much each distinct query term counts towards a memory's lexical coverage: its rarity in the store
     (IDF log(1 + (N - n + 0.5) / (n + 0.5)), always positive), so a word in most memories counts for little;
     a term whose frequency is not known (a typed prefix) weighs as the mean of the others (1 if none is known)."""
+    total = max(total, *frequencies.values(), 0)  # as in ideal_bm25
     known = {t: math.log(1.0 + (total - n + 0.5) / (n + 0.5)) for t, n in frequencies.items()}
     fill = sum(known.values()) / len(known) if known else 1.0
     return {t: known.get(t, fill) for t in _distinct(terms)}
