@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .plural import count
 from .text import normalise_tag
 
 OWN_MIME = "application/x-desktop-memory"  # we put this on every copy we make, and skip it on the way in
@@ -343,7 +344,7 @@ class CaptureResult:
 
     @classmethod
     def saved(cls, status: str, memory_id: str, title: str, redactions: int) -> CaptureResult:
-        note = f" ({redactions} secret(s) redacted)" if redactions else ""
+        note = f" ({count(redactions, 'secret')} redacted)" if redactions else ""
         message = _SAVED.get(status, "Saved") + note
         return cls(True, message.lower(), message, status, memory_id, title, redactions)
 

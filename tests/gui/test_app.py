@@ -83,7 +83,7 @@ def test_capture_now_saves_and_never_shows_secrets(qtbot, desktop, engine) -> No
     QGuiApplication.clipboard().setText("deploy with token ghp_aBcdEfGhIjKlMnOpQrStUvWxYz0123456789 today")
     desktop.capture_clipboard()
     qtbot.waitUntil(lambda: len(notices) == 4, timeout=10_000)
-    assert notices[3] == "Saved (1 secret(s) redacted)" and "ghp_" not in " ".join(notices)
+    assert notices[3] == "Saved (1 secret redacted)" and "ghp_" not in " ".join(notices)
     QGuiApplication.clipboard().setText("  ")
     desktop.capture_clipboard()
     qtbot.waitUntil(lambda: len(notices) == 5, timeout=10_000)

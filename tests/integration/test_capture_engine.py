@@ -48,7 +48,7 @@ def test_a_snapshot_crosses_the_socket_once_and_the_engine_decides(remote, real_
         (Snapshot("ghp_aBcdEfGhIjKlMnOpQrStUvWxYz0123456789"), "Skipped: looks like a password"),
         (Snapshot("password: hunter2-Correct-Horse-Battery"), "Skipped: looks like a password"),
         (Snapshot("deploy with token ghp_aBcdEfGhIjKlMnOpQrStUvWxYz0123456789 today"),
-         "Saved (1 secret(s) redacted)"),
+         "Saved (1 secret redacted)"),
         (Snapshot("correct horse battery staple", {"x-kde-passwordManagerHint": b"secret"}),
          "Skipped: password manager"),
         (Snapshot("copied from the search window", {OWN_MIME: b"1"}), "Skipped: our own copy"),

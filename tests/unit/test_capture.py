@@ -215,7 +215,7 @@ def test_snapshots_travel_as_plain_json_data():
     assert [Snapshot.from_dict({"text": "x", "at": v}).at for v in ("soon", True, [1], None, 7)] == [None] * 4 + [7.0]
     result = CaptureResult.saved("extended", "m1", "Deploy", 2)
     assert CaptureResult.from_dict(json.loads(json.dumps(result.to_dict()))) == result
-    assert result.message == "Saved (extends the previous copy; the earlier text is kept) (2 secret(s) redacted)"
+    assert result.message == "Saved (extends the previous copy; the earlier text is kept) (2 secrets redacted)"
     event = result.event(5.0, app="kate")
     assert event.stored and event.memory_id == "m1" and event.title == "Deploy"
 

@@ -23,7 +23,7 @@ def test_only_what_needs_attention_is_notified() -> None:
     for reason in ("looks like a password", "password manager", "a capture rule is broken (x): fix it in Settings",
                    "settings.json is damaged: fix it or save Settings again"):
         assert needs_attention(f"Skipped: {reason}", _skipped(reason), **quiet), reason
-    assert needs_attention("Saved (1 secret(s) redacted)", _saved("saved (1 secret(s) redacted)"), **quiet)
+    assert needs_attention("Saved (1 secret redacted)", _saved("saved (1 secret redacted)"), **quiet)
     assert needs_attention("Saved", _saved(), automatic=True, first=True, every=False)  # the first capture
     assert needs_attention("Skipped: paused", _skipped("paused"), automatic=True, first=False, every=True)
     assert needs_attention("Saved", _saved(), automatic=False, first=False, every=False)  # asked for
