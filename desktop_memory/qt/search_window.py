@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import html
 import logging
+import warnings
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QHideEvent, QKeySequence, QPaintEvent, QResizeEvent, QShortcut, QWindow
@@ -244,14 +245,16 @@ class SearchWindow(QWidget):
         QTimer.singleShot(ACTIVATE_CHECK_MS, self._activation_check)
 
     def _activation_check(self) -> None:
-        """Still not active: the window manager refused Qt's request; ask as a pager does (X11)."""
+        """Still not active: on X11 the window manager refused Qt's request; ask as a pager does. Elsewhere the
+        platform decides (and Qt may only have missed its answer: nothing is done there)."""
         if not self.isVisible() or self.isActiveWindow() or self._other_window_of_ours_focused():
             return
-        if QGuiApplication.platformName() == "xcb":
-            from ..capture import paste_x11
+        if QGuiApplication.platformName() != "xcb":
+            return
+        from ..capture import paste_x11
 
-            log.info("search window: the window manager did not focus it; asking again")
-            paste_x11.bring_forward(int(self.winId()))
+        log.info("search window: the window manager did not focus it; asking again")
+        paste_x11.bring_forward(int(self.winId()))
         QTimer.singleShot(NEVER_ACTIVE_MS, self._hide_if_never_active)
 
     def _other_window_of_ours_focused(self) -> bool:
@@ -261,24 +264,23 @@ class SearchWindow(QWidget):
         return window is not None and window is not self.windowHandle()
 
     def _hide_if_never_active(self) -> None:
-        """A panel the window manager keeps without the focus would cover other windows while keys go to them:
-        hide it (a paste's problem goes to the tray instead)."""
+        """X11: a panel the window manager keeps without the focus would cover other windows while keys go to
+        them: hide it (a paste's problem goes to the tray instead). The X server says where the focus is: Qt (xcb)
+        keeps no record of a focus-in on a window that was hidden while active (it stays Qt's focus window)."""
         if not self.isVisible() or self.isActiveWindow() or self._other_window_of_ours_focused():
             return
-        if QGuiApplication.platformName() == "xcb":
-            from ..capture import paste_x11
+        from ..capture import paste_x11
 
-            if paste_x11.foreground() == int(self.winId()):
-                # the X server gave the panel the focus, but Qt (xcb) kept no record of it: a window hidden while
-                # active stays Qt's focus window, so its next focus-in changes nothing there
+        if paste_x11.foreground() == int(self.winId()):
+            with warnings.catch_warnings():  # deprecated for activateWindow(), which cannot set Qt's record right
+                warnings.simplefilter("ignore", DeprecationWarning)
                 QApplication.setActiveWindow(self)
-                self.query.setFocus()
-                return
-        if not self.isActiveWindow():
-            log.info("search window hidden: the window manager kept the focus elsewhere")
-            if self.paste_problem.isVisible():
-                self.notice.emit(self.paste_problem.text())
-            self.hide()
+            self.query.setFocus()
+            return
+        log.info("search window hidden: the window manager kept the focus elsewhere")
+        if self.paste_problem.isVisible():
+            self.notice.emit(self.paste_problem.text())
+        self.hide()
 
     def apply_settings(self, settings: Settings, hotkey: str | None = None) -> None:
         self.budget, self.fmt = settings.context_budget, settings.context_format

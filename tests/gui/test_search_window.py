@@ -249,3 +249,19 @@ def test_a_click_on_similar_expands_the_row(qtbot, window, bridge, engine) -> No
     spot = window.list.itemDelegate().similar_rect(option, index).center().toPoint()
     qtbot.mouseClick(window.list.viewport(), Qt.MouseButton.LeftButton, pos=spot)
     assert sorted(c for c in contents(window) if c in INVOICES) == INVOICES
+
+
+def test_reopened_quickly_the_window_stays_open_and_active(qtbot, window) -> None:
+    """Hidden and shown again (the hotkey twice, a paste that failed): Qt may not call the shown window active
+    (offscreen here; xcb after a hide while active); only on X11, where the server says where the focus is, may
+    the panel hide for want of it (bench/search_typing.py at 100k found every keystroke unpainted: the panel had
+    hidden itself)."""
+    for _ in range(3):
+        window.hide()
+        qtbot.wait(150)
+        window.toggle()
+        qtbot.wait(200)
+    qtbot.wait(1500)
+    assert window.isVisible()
+    qtbot.keyClicks(window.query, "beta")
+    qtbot.waitUntil(lambda: window.model.query == "beta", timeout=10_000)
