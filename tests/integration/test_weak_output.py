@@ -20,7 +20,10 @@ QUERY = "medication I must not be prescribed"
 
 
 def _import(data: Path) -> None:
-    lines = "".join(json.dumps({"content": t, "source": "note"}) + "\n" for t in (PARKING, ALLERGY, CHAT, GERMAN))
+    """Notes written on different days: notes copied minutes apart are one session, and a session neighbour of a
+    good match shares its standing (core/ranking.mark_weak), which is not what these tests are about."""
+    lines = "".join(json.dumps({"content": t, "source": "note", "created_at": f"2026-0{i + 1}-10T09:00:00"}) + "\n"
+                    for i, t in enumerate((PARKING, ALLERGY, CHAT, GERMAN)))
     run(data, "import", "-", stdin=lines)
 
 
