@@ -172,6 +172,7 @@ class ResultDelegate(QStyledItemDelegate):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._rows: RowPainter | None = None
+        self._heights: dict[tuple[Any, ...], int] = {}
 
     def rows(self, option: QStyleOptionViewItem) -> RowPainter:
         if self._rows is None or self._rows.font != option.font:
@@ -227,10 +228,20 @@ class ResultDelegate(QStyledItemDelegate):
             similar=index.data(SimilarRole), dpr=dpr, passage=index.data(PassageRole))
 
     def sizeHint(self, option: QStyleOptionViewItem, index: AnyIndex) -> QSize:
+        """A row's height; the list asks for every row's on each new result (rows differ in height), so each
+        memory's is kept (by its text, passage, line above and font)."""
         m = index.data(MemoryRole)
         if m is None:
             return QSize(200, self.rows(option).compact_height)
-        return QSize(200, self.rows(option).height_of(m, index.data(PassageRole)) + self.band(option, index))
+        passage, band = index.data(PassageRole), self.band(option, index)
+        key = (m.id, m.content_hash, m.title, m.updated_at, passage and (passage.start, passage.end), band,
+               option.font.key())
+        if (height := self._heights.get(key)) is None:
+            height = self.rows(option).height_of(m, passage) + band
+            if len(self._heights) > 2048:
+                self._heights.clear()
+            self._heights[key] = height
+        return QSize(200, height)
 
     def similar_rect(self, option: QStyleOptionViewItem, index: AnyIndex) -> QRectF:
         """Where a row's "+N similar" is (empty when it has none)."""
