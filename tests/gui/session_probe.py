@@ -154,6 +154,28 @@ def main() -> dict[str, Any]:
             settle()
             out["keys"] = {"query": window.query.text(), "selected": len(window.list.selected_memories()),
                            "focus_in_query": window.query.hasFocus(), "panel_visible": window.isVisible()}
+            # the footer with three results selected: nothing it shows is cut (item 4)
+            from tests.gui.test_search_footer import assert_nothing_clipped
+
+            xdo("key", "ctrl+a", "BackSpace")  # the newest memories
+            wait(lambda: window.query.text() == "" and window.model.rowCount() >= 3, 5)
+            settle(0.5)
+            window.list.select_row(0)
+            window.list.select_row(1, extend=True)
+            window.list.select_row(2, extend=True)
+            window.update_status()
+            settle()
+            out["footer_selected"] = len(window.list.selected_memories())
+            try:
+                assert_nothing_clipped(window)
+                out["footer_clipped"] = ""
+            except AssertionError as exc:
+                out["footer_clipped"] = str(exc)
+            out["footer_text"] = window.footer.text()
+            xdo("key", "ctrl+a")
+            xdo("type", "--delay", "30", "gift")
+            wait(lambda: window.query.text() == "gift", 5)
+            settle()
             # the actions menu: Ctrl+K opens it, Esc closes it, typing goes on in the query
             xdo("key", "ctrl+k")
             menu = window.footer.menu

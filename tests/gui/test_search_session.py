@@ -37,6 +37,13 @@ def test_keys_reach_the_query_after_a_preview(session: dict) -> None:
     assert session["keys"] == {"query": "gift", "selected": 1, "focus_in_query": True, "panel_visible": True}
 
 
+def test_the_footer_shows_everything_whole_for_a_selection(session: dict) -> None:
+    """Three results selected: the status, the main action and "Actions Ctrl+K" all fit (item 4: "· 1 s")."""
+    assert session["footer_selected"] == 3, session
+    assert session["footer_clipped"] == "", session["footer_clipped"]
+    assert "3 selected" in session["footer_text"] and session["footer_text"].endswith("Actions Ctrl+K"), session
+
+
 def test_ctrl_k_opens_the_actions_and_esc_returns_to_typing(session: dict) -> None:
     assert session["menu_opened"] and session["menu_closed"], session
     assert any(label.startswith(("Paste context", "Copy context")) for label in session["menu_entries"]), session
