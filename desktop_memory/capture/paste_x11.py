@@ -73,6 +73,17 @@ def foreground() -> int | None:
             return None
 
 
+def window_manager_running() -> bool:
+    """Whether an EWMH window manager runs (it decides who gets the focus); False when unknown."""
+    with _lock:
+        try:
+            return _wm_supports_active(_conn())
+        except Exception:  # noqa: BLE001 - no X server
+            log.debug("cannot ask for the window manager", exc_info=True)
+            _reset()
+            return False
+
+
 def bring_forward(window: int) -> bool:
     """Ask the window manager to raise and focus one of our own windows the person asked for (the search panel
     opened by its hotkey, or back after a failed paste), as a pager asks: a manager's focus stealing prevention

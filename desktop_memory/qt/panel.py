@@ -84,8 +84,14 @@ class PanelLook:
         dark speck, invisible in a dark theme): a disc in the secondary text colour with a cross cut out."""
         size = max(16, round(self.query.fontMetrics().height() * 0.95))
         if self._query_style is None or self._query_style.icon_size != size:
-            self._query_style = _QueryStyle(size)
-            self.query.setStyle(self._query_style)
+            # the query box owns its style (a QStyle freed by Python while the widget still used it crashed the
+            # app at quit: tests/gui/test_quit_cycles.py); the old one goes only once the new one is in place
+            style = _QueryStyle(size)
+            style.setParent(self.query)
+            self.query.setStyle(style)
+            old, self._query_style = self._query_style, style
+            if old is not None:
+                old.deleteLater()
         action = self.query.findChild(QAction, "_q_qlineeditclearaction")
         if action is None:
             return

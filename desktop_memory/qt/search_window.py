@@ -253,6 +253,8 @@ class SearchWindow(QWidget):
             return
         from ..capture import paste_x11
 
+        if not paste_x11.window_manager_running():  # a bare X server: Qt's own request sets the focus
+            return
         log.info("search window: the window manager did not focus it; asking again")
         paste_x11.bring_forward(int(self.winId()))
         QTimer.singleShot(NEVER_ACTIVE_MS, self._hide_if_never_active)
@@ -271,7 +273,10 @@ class SearchWindow(QWidget):
             return
         from ..capture import paste_x11
 
-        if paste_x11.foreground() == int(self.winId()):
+        front = paste_x11.foreground()
+        if front is None:  # the X server does not say: leave the panel as it is
+            return
+        if front == int(self.winId()):
             with warnings.catch_warnings():  # deprecated for activateWindow(), which cannot set Qt's record right
                 warnings.simplefilter("ignore", DeprecationWarning)
                 QApplication.setActiveWindow(self)

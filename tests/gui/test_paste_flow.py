@@ -74,7 +74,7 @@ def test_enter_copies_hides_then_pastes_into_the_remembered_window_off_the_gui_t
     assert done.args == [None]
     assert backend.calls == [(4242, "paste", False)]  # after the hide, on the worker thread
     assert QGuiApplication.clipboard().text().startswith("Context from my personal notes about")
-    assert notices == ["Pasted context: 1 memories, ~" + notices[0].split("~")[1]]
+    assert notices == ["Pasted context: 1 memory, ~" + notices[0].split("~")[1]]
     assert not w.isVisible()
 
 
@@ -96,7 +96,7 @@ def test_our_own_window_in_front_is_no_target_and_enter_only_copies(qtbot, bridg
     with qtbot.waitSignal(w.copied, timeout=10_000):
         press_enter(qtbot, w)
     qtbot.wait(100)
-    assert backend.calls == [] and notices[0].startswith("Copied context: 1 memories")
+    assert backend.calls == [] and notices[0].startswith("Copied context: 1 memory,")
     assert notices[0].endswith("— paste with Ctrl+V")
 
 
