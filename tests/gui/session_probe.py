@@ -45,6 +45,7 @@ EXTRA = [
     "To parse dates in Python use datetime.strptime(text, '%Y-%m-%d'); dateutil.parser.parse guesses the format.",
     "Parse dates from the CSV export with pandas: pd.read_csv(path, parse_dates=['created'])",
     "Gift ideas for Mum's birthday: a gardening book, the blue scarf from the market, concert tickets",
+    "rsync -avz --delete ./build/ deploy@10.0.4.17:/srv/www/release/",
     *(f"Invoice INV-{n} for Calder & Finch: 14 units of part PX-204 shipped from the Leeds warehouse by ground "
       "freight, payment due within 30 days to the usual account" for n in (3101, 3102, 3103, 3104)),
 ]
@@ -172,6 +173,41 @@ def main() -> dict[str, Any]:
             except AssertionError as exc:
                 out["footer_clipped"] = str(exc)
             out["footer_text"] = window.footer.text()
+            xdo("key", "ctrl+a")
+            xdo("type", "--delay", "30", "gift")
+            wait(lambda: window.query.text() == "gift", 5)
+            settle()
+            # rows (item 5), contrast (item 8) and the preview (item 9), as this session draws them
+            from desktop_memory.qt.kinds import kind_info
+            from desktop_memory.qt.result_row import contrast, row_colours
+            from tests.gui.test_preview import visible
+
+            xdo("key", "ctrl+a")
+            xdo("type", "--delay", "30", "rsync deploy")
+            wait(lambda: window.query.text() == "rsync deploy" and window.model.rowCount() > 0, 5)
+            settle(0.5)
+            memories = window.model.memories
+            rsync = next((r for r, m in enumerate(memories) if m.content.startswith("rsync")), None)
+            out["rows"] = {"rsync_kind": kind_info(memories[rsync]).name if rsync is not None else None,
+                           "rsync_height": window.list.sizeHintForRow(rsync) if rsync is not None else 0,
+                           "heights": sorted({window.list.sizeHintForRow(r) for r in range(len(memories))})}
+            pal = window.list.palette()
+            worst = min(min(contrast(c.text, c.background), contrast(c.dim, c.background), contrast(c.hit, c.mark))
+                        for c in (row_colours(pal, selected=sel, current=cur, hovered=hov)
+                                  for sel in (False, True) for cur in (False, True) for hov in (False, True)))
+            out["rows"]["worst_contrast"] = round(worst, 2)
+            if rsync is not None:
+                window.list.select_row(rsync)
+                xdo("key", "shift+space")
+                wait(lambda: window.preview_control.is_open, 5)
+                settle(0.4)
+                shown = visible(window.preview)
+                out["preview"] = {"open": window.preview_control.is_open,
+                                  "id_shown": memories[rsync].id in shown, "raw_json": '{"' in shown,
+                                  "importance": "Importance" in shown, "text_shown": "deploy@10.0.4.17" in shown,
+                                  "width": window.width()}
+                xdo("key", "Escape")
+                wait(lambda: not window.preview_control.is_open, 3)
             xdo("key", "ctrl+a")
             xdo("type", "--delay", "30", "gift")
             wait(lambda: window.query.text() == "gift", 5)

@@ -44,6 +44,17 @@ def test_the_footer_shows_everything_whole_for_a_selection(session: dict) -> Non
     assert "3 selected" in session["footer_text"] and session["footer_text"].endswith("Actions Ctrl+K"), session
 
 
+def test_rows_contrast_and_preview_as_this_session_draws_them(session: dict) -> None:
+    """A one-line command is a one-line row of kind "command" (it had the person icon, in a 66 px two-line row);
+    every row text is 4.5:1 on its background, a matched word on its mark too; the preview shows the text, not
+    the id, raw JSON or "Importance", and does not widen the panel."""
+    rows = session["rows"]
+    assert rows["rsync_kind"] == "command" and rows["rsync_height"] == min(rows["heights"]) < 60, rows
+    assert rows["worst_contrast"] >= 4.5, rows
+    assert session["preview"] == {"open": True, "id_shown": False, "raw_json": False, "importance": False,
+                                  "text_shown": True, "width": 760}, session["preview"]
+
+
 def test_ctrl_k_opens_the_actions_and_esc_returns_to_typing(session: dict) -> None:
     assert session["menu_opened"] and session["menu_closed"], session
     assert any(label.startswith(("Paste context", "Copy context")) for label in session["menu_entries"]), session
