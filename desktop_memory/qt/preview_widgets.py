@@ -8,22 +8,11 @@ from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette, QResizeEvent
 from PySide6.QtWidgets import QLabel, QLayout, QLayoutItem, QSizePolicy, QWidget
 
 from .preview_text import breakable
+from .result_row import contrast
 
 HINT_WIDTH = 300  # the widest a label of the pane asks to be (it wraps or elides beyond)
 MIN_WIDTH = 120  # the narrowest it may become
 CHIP_CHARS = 28
-
-
-def luminance(c: QColor) -> float:
-    def lin(v: float) -> float:
-        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
-
-    return 0.2126 * lin(c.redF()) + 0.7152 * lin(c.greenF()) + 0.0722 * lin(c.blueF())
-
-
-def contrast(a: QColor, b: QColor) -> float:
-    la, lb = sorted((luminance(a), luminance(b)), reverse=True)
-    return (la + 0.05) / (lb + 0.05)
 
 
 def blend(a: QColor, b: QColor, t: float) -> QColor:
