@@ -112,7 +112,7 @@ class X11Hotkeys:
                     problems[action] = f"{combo} is already taken by another program"
                     continue
                 self._bound[(keycode, mask)] = action
-            self.display.flush()
+            self.display.sync()  # every ungrab done when bind returns: a combo given up is free for others at once
         for action, problem in problems.items():
             log.info("hotkey for %s not bound: %s", action, problem)
         return problems
