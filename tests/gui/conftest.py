@@ -129,3 +129,31 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if QGuiApplication.instance() is not None:
         QGuiApplication.clipboard().clear()
         QGuiApplication.processEvents()
+
+
+@pytest.fixture
+def start_app(qtbot, tmp_path: Path, monkeypatch, remote_opener) -> Iterator[Callable[..., Any]]:
+    """Start the tray app (capture off, welcome seen) on a folder's engine served in this process; `prepare(app)`
+    runs before it starts (e.g. a real hotkey backend). Quit after the test."""
+    from desktop_memory.qt.app import DesktopApp
+
+    monkeypatch.setattr("desktop_memory.qt.app.QApplication.exit", lambda *a: None)
+    apps: list[Any] = []
+
+    def start(prepare: Callable[[Any], None] | None = None) -> Any:
+        data = tmp_path / "data"
+        data.mkdir(parents=True, exist_ok=True)
+        (data / "settings.json").write_text('{"capture_enabled": false, "welcome_shown": true}', encoding="utf-8")
+        app = DesktopApp(data, opener=remote_opener)
+        if prepare is not None:
+            prepare(app)
+        with qtbot.waitSignal(app.engine_ready, timeout=20_000):
+            assert app.start()
+        qtbot.addWidget(app.search)
+        qtbot.addWidget(app.settings_window)
+        apps.append(app)
+        return app
+
+    yield start
+    for app in apps:
+        app.quit()

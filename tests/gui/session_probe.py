@@ -16,11 +16,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from tests.gui.paste_probe import Reader
 
 os.environ.setdefault("DESKTOP_MEMORY_ENCRYPTION", "off")
 os.environ.setdefault("QT_QPA_PLATFORM", "xcb")
@@ -51,34 +52,19 @@ EXTRA = [
 ]
 
 
-class Other:
+class Other(Reader):
     """The other application; its stdout reports its window id and every change of its text."""
 
     def __init__(self) -> None:
-        env = {**os.environ, "QT_QPA_PLATFORM": "xcb"}
-        self.proc = subprocess.Popen([sys.executable, "-c", OTHER_APP], stdout=subprocess.PIPE, env=env)
-        assert self.proc.stdout is not None
-        os.set_blocking(self.proc.stdout.fileno(), False)
-        self._buffer = b""
-        self.wid = 0
-        self.text = ""
+        super().__init__(["-c", OTHER_APP])
 
-    def poll(self) -> None:
-        assert self.proc.stdout is not None
-        try:
-            self._buffer += os.read(self.proc.stdout.fileno(), 1 << 20)
-        except BlockingIOError:
-            return
-        *done, self._buffer = self._buffer.split(b"\n")
-        for line in done:
-            if line.strip():
-                record = json.loads(line)
-                self.wid = record.get("shown", self.wid)
-                self.text = record.get("text", self.text)
+    @property
+    def wid(self) -> int:
+        return next((int(r["shown"]) for r in self.records if "shown" in r), 0)
 
-    def stop(self) -> None:
-        self.proc.kill()
-        self.proc.wait(10)
+    @property
+    def text(self) -> str:
+        return next((str(r["text"]) for r in reversed(self.records) if "text" in r), "")
 
 
 def xdo(*args: str) -> None:

@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
@@ -21,22 +20,14 @@ pytestmark = pytest.mark.skipif(not IN_DESKTOP or not shutil.which("xdotool"),
 
 
 @pytest.fixture
-def desktop(qtbot, tmp_path: Path, monkeypatch, remote_opener):
+def desktop(start_app):
     """The app with real X11 grabs (its widgets are offscreen; the grabs are on the session's X server)."""
     from desktop_memory.capture.hotkeys_x11 import X11Hotkeys
 
-    monkeypatch.setattr("desktop_memory.qt.app.QApplication.exit", lambda *a: None)
-    (tmp_path / "data").mkdir(parents=True)
-    (tmp_path / "data" / "settings.json").write_text('{"capture_enabled": false, "welcome_shown": true}',
-                                                     encoding="utf-8")
-    app = DesktopApp(tmp_path / "data", opener=remote_opener)
-    app.hotkeys._backend = X11Hotkeys(app.hotkeys.pressed.emit)  # offscreen Qt has none: the real X11 one
-    with qtbot.waitSignal(app.engine_ready, timeout=20_000):
-        assert app.start()
-    qtbot.addWidget(app.search)
-    qtbot.addWidget(app.settings_window)
-    yield app
-    app.quit()
+    def real_grabs(app: DesktopApp) -> None:  # offscreen Qt has none: the real X11 one
+        app.hotkeys._backend = X11Hotkeys(app.hotkeys.pressed.emit)
+
+    return start_app(real_grabs)
 
 
 @pytest.fixture

@@ -3,29 +3,17 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QApplication, QMenu
 
 from desktop_memory.core.capture import CaptureEvent
-from desktop_memory.qt.app import DesktopApp
 
 
 @pytest.fixture
-def desktop(qtbot, tmp_path: Path, monkeypatch, remote_opener):
-    monkeypatch.setattr("desktop_memory.qt.app.QApplication.exit", lambda *a: None)
-    (tmp_path / "data").mkdir(parents=True)
-    (tmp_path / "data" / "settings.json").write_text('{"capture_enabled": false, "welcome_shown": true}',
-                                                     encoding="utf-8")
-    app = DesktopApp(tmp_path / "data", opener=remote_opener)
-    with qtbot.waitSignal(app.engine_ready, timeout=20_000):
-        assert app.start()
-    qtbot.addWidget(app.search)
-    qtbot.addWidget(app.settings_window)
-    yield app
-    app.quit()
+def desktop(start_app):
+    return start_app()
 
 
 def _events(n: int) -> list[CaptureEvent]:
