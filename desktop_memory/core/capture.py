@@ -317,7 +317,8 @@ def looks_like_password(redacted: str, redactions: int) -> bool:
 
 
 _SAVED = {"added": "Saved", "duplicate": "Already remembered", "related": "Saved (next to a similar memory)",
-          "extended": "Saved (extends the previous copy; the earlier text is kept)"}
+          "extended": "Saved (extends the previous copy; the earlier text is kept)",
+          "updated": "Saved (a new answer; the earlier one is kept as a version)"}
 
 
 @dataclass(frozen=True)

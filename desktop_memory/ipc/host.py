@@ -18,12 +18,15 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from ..core.errors import DesktopMemoryError, error_line
 from ..engine.pipes import read_raw
 from .lane import ENGINE_NICE, EngineLane, lower_priority
 from .server import IpcServer
+
+if TYPE_CHECKING:
+    from ..service import MemoryService
 
 __all__ = ["ENGINE_NICE", "EngineLane", "lower_priority", "main", "serve"]
 
@@ -84,6 +87,8 @@ def serve(data_dir: Path, *, enrich: bool = True, stdin_fd: int = 0, out: IO[str
         return 1
     log.info("serving the engine on the local socket (pid %d)", os.getpid())
     print(f"{READY} {os.getpid()}", file=out, flush=True)
+    if service.web.spool_folder.is_dir():  # the browser's host has been used: its spool is drained now
+        lane.put(lambda: _open_spool(service))  # after READY: the keyring may take a moment
     try:
         while not stop.wait(0.25):  # short waits: the main thread runs the signal handlers in between
             if service_idle_s is not None and server.idle_for() >= service_idle_s:
@@ -96,6 +101,16 @@ def serve(data_dir: Path, *, enrich: bool = True, stdin_fd: int = 0, out: IO[str
         lane.close()
         log.info("engine host stopped")
     return 0
+
+
+def _open_spool(service: MemoryService) -> None:
+    """The browser host's spool (service/web.py): its key made, what it kept while no engine ran stored now.
+    A keyring that cannot be used is one line in the log: the host then refuses captures it cannot seal."""
+    try:
+        service.web.open_spool()
+    except Exception as exc:  # noqa: BLE001 - barrier: the engine serves without the spool
+        log.warning("the browser capture spool cannot be used: %s", error_line(exc))
+        log.debug("opening the spool failed", exc_info=True)
 
 
 def _another_answers(folder: Path) -> Callable[[], bool]:

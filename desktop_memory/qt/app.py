@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
 from ..core import notices
 from ..core.capture import CaptureEvent, RecentCaptures, Snapshot
+from ..core.web import UNTIL_RESUMED
 from ..engine.settings import Settings
 from ..ipc.client import connect
 from ..ipc.spawn import HostProcess
@@ -206,6 +207,8 @@ class DesktopApp(QObject):
             log.info("notice shown")
             self.tray.notify(notices.plain(message))
         if state == "ready":  # a restarted host loads the embedding model on its first search: now
+            if self.capture_paused:  # and knows nothing of the pause
+                self._tell_engine_pause()
             self.bridge.submit(lambda s: s.search("warm up", limit=1, record_access=False), lambda _: None,
                                lambda _m: None)
 
@@ -414,13 +417,22 @@ class DesktopApp(QObject):
         if minutes:
             self._resume.start(minutes * 60_000)
         log.info("capture paused")
+        self._tell_engine_pause()
         self._update_tray()
 
     def resume_capture(self) -> None:
         self.paused_until = None
         self._resume.stop()
         log.info("capture resumed")
+        self._tell_engine_pause()
         self._update_tray()
+
+    def _tell_engine_pause(self) -> None:
+        """The engine holds the pause too: the browser's captures (service/web.py) honour it."""
+        until = self.paused_until
+        if until is not None and not math.isfinite(until):
+            until = UNTIL_RESUMED
+        self.bridge.submit(lambda s: s.pause_capture(until), lambda _: None, lambda _m: None)
 
     @property
     def capture_paused(self) -> bool:

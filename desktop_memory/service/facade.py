@@ -1,9 +1,9 @@
 """`MemoryService`: the one memory service every front end (CLI, tray app, MCP) calls and gets plain data from.
 
 The facade owns the data folder (service/ownership.py) and wires the components that do the operations,
-each receiving only its collaborators: ingest.py (add, capture), importing.py (import), retrieval.py
-(search, context), lifecycle.py (stored memories, stats, export), vector_sync.py (the Chroma index),
-enrichment.py (the enricher), reembed.py (the embedding model) and maintenance.py (doctor, backup,
+each receiving only its collaborators: ingest.py (add, capture), importing.py (import), web.py (the browser's
+captures), retrieval.py (search, context), lifecycle.py (stored memories, stats, export), vector_sync.py (the
+Chroma index), enrichment.py (the enricher), reembed.py (the embedding model) and maintenance.py (doctor, backup,
 restore, encryption on/off). Which component does an operation is declared with it (service/protocol.py).
 """
 
@@ -32,6 +32,7 @@ from .protocol import MemoryOperations, Operation
 from .reembed import EmbedderFor, ReEmbed
 from .retrieval import Reranker, Retrieval
 from .vector_sync import EMBEDDING_MODEL_KEY, VectorSync, release_process_cache
+from .web import WebCaptures
 
 __all__ = ["DB_NAME", "IMPORT_BATCH", "IMPORT_BATCH_BYTES", "AddResult", "ImportReport", "MemoryService"]
 
@@ -58,6 +59,7 @@ class MemoryService(MemoryOperations):
         self.vector_sync = VectorSync(folder, store, self.embedder, self.foreground)
         self.ingest = Ingest(store, settings, self.embedder, self.vector_sync, self._embed_lane)
         self.importer = Importer(self.ingest)
+        self.web = WebCaptures(folder, self.importer)
         self.vector_sync.on_reembed = self.ingest.forget_recent
         self.retrieval = Retrieval(store, settings, self.embedder, self.vector_sync, self.ranking,
                                    self._embed_lane, rerank)

@@ -178,6 +178,22 @@ class Importer:
             report.errors.append((number, str(exc)))
             return None
 
+    def store_one(self, p: Prepared) -> AddResult:
+        """One record with an identity in its source, at once (a browser's exchange, service/web.py): handled as
+        an import line is (`_known`: a duplicate, or another text replacing the stored one, `updated`), else
+        added into its session."""
+        report = ImportReport()
+        existing = self.ingest.store.by_external_id(p.external_id) if p.external_id else None
+        if existing is None or not self._known(p, report):
+            return self.ingest.store_record(p)
+        if self._changed:  # the new text: embedded and indexed now, as at the end of an import
+            self._changed = False
+            self.ingest.forget_recent()
+            self.ingest.vectors.sync()
+            self.ingest.on_stored()
+        return AddResult(self.ingest.store.get(existing.id), "updated" if report.updated else "duplicate",
+                         p.redactions)
+
     def _known(self, p: Prepared, report: ImportReport) -> bool:
         """True when the record's identity in its source is stored already (then counted here): the same text is
         a duplicate, nothing written but what a newer export adds (a version, the session); another text

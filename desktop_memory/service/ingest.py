@@ -138,6 +138,10 @@ class Ingest:
         streaming): the one in-place update, the earlier text kept as a version."""
         return self._store_batch([Prepared(0, memory, counts)], extend=True)[0]
 
+    def store_record(self, p: Prepared) -> AddResult:
+        """A prepared record (a browser's exchange: its session and identity kept) stored as `add` stores a text."""
+        return self._store_batch([p], extend=False)[0]
+
     def _store_batch(self, prepared: list[Prepared], *, extend: bool) -> list[AddResult]:
         """Dedupe, embed, relate look-alikes and commit one batch (`add`).
 

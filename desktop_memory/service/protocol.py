@@ -33,6 +33,7 @@ from ..core.context import Context
 from ..core.lines import Overlong
 from ..core.models import Hit, Memory, Version
 from ..core.query import Filters
+from ..core.web import WebCapture
 from ..engine.enrich_report import EnrichReport
 from . import AddResult, ImportReport
 from .reports import (
@@ -180,6 +181,30 @@ class MemoryOperations:
     @operation(via="ingest", foreground=True, retry_safe=True)
     def capture(self, snapshot: Snapshot) -> CaptureResult:
         """A copy as plain data -> saved or skipped, with the reason (markers, rules, limits, redaction)."""
+        ...
+
+    @operation(via="web", foreground=True, retry_safe=True)
+    def capture_web(self, item: WebCapture) -> CaptureResult:
+        """A capture from the browser (an AI chat's exchange, a selection, a page) -> saved or skipped, with the
+        reason (private windows, rules, pause, redaction); the same exchange with a new answer: a version."""
+        ...
+
+    @operation(via="web", retry_safe=True)
+    def pause_capture(self, until: float | None) -> None:
+        """Pause automatic capture (the app's pause, which the browser's capture honours too) until an epoch
+        time (core/web.UNTIL_RESUMED: until resumed); None resumes."""
+        ...
+
+    @operation(via="web", retry_safe=True)
+    def capture_paused_until(self) -> float | None:
+        """When automatic capture resumes (None: not paused)."""
+        ...
+
+    @operation(via="web", patience=LONG)
+    def open_spool(self, create: bool = False) -> int:
+        """What the browser host kept in its spool while no engine ran, decided now; how many. With `create` (the
+        host asks once it reaches the engine) the spool is made ready first: its key pair made once, the public
+        half in the folder, the private half in the OS keyring. No spool and no `create`: nothing is done."""
         ...
 
     @operation(via="importer", foreground=True, patience=IMPORTING)

@@ -58,8 +58,15 @@ def test_tray_menu_and_states(qtbot, desktop) -> None:
     desktop.pause_capture(15)
     assert desktop.tray.state == "paused" and desktop.capture_paused
     assert desktop.tray.resume_action.isVisible() and not desktop.tray.pause_menu.menuAction().isVisible()
+    paused_until: list[float | None] = []  # the engine holds the pause too (the browser's captures honour it)
+    desktop.bridge.submit(lambda s: s.capture_paused_until(), paused_until.append)
+    qtbot.waitUntil(lambda: bool(paused_until), timeout=10_000)
+    assert paused_until[0] is not None and paused_until[0] > time.time() + 14 * 60
     desktop.resume_capture()
     assert desktop.tray.state == "ready" and not desktop.capture_paused
+    desktop.bridge.submit(lambda s: s.capture_paused_until(), paused_until.append)
+    qtbot.waitUntil(lambda: len(paused_until) == 2, timeout=10_000)
+    assert paused_until[1] is None
     gate = threading.Event()
     desktop.bridge.submit(lambda s: gate.wait(10), long=True)  # a long job (an import): "working"
     assert desktop.tray.state == "working"

@@ -424,6 +424,7 @@ def _examples(service) -> dict[str, object]:
     import datetime as dt
 
     from desktop_memory.core.capture import Snapshot
+    from desktop_memory.core.web import WebCapture
 
     first = service.add("Decision: the beta ships on March 3rd", source="cli", tags=["work"]).memory
     line = json.dumps({"content": "The Lisbon hotel is on Rua Augusta", "versions": [
@@ -435,6 +436,10 @@ def _examples(service) -> dict[str, object]:
     return {
         "content": "A new note: the standup moved to 9:15", "source": "manual",
         "snapshot": Snapshot("The offsite is in Lisbon on May 12th", {"text/x-probe": b"\x00\xff"}, app="Slack"),
+        "item": WebCapture("exchange", site="claude.ai", app="Claude", url="https://claude.ai/chat/c1", title="Trip",
+                           conversation="c1", turn="turn-0", prompt="Where to stay in Lisbon?",
+                           answer="Alfama or Baixa, near the tram 28.", at=1_700_000_000.5, browser="Firefox"),
+        "until": 4_102_444_800.0,
         "lines": [json.dumps({"content": "imported over the socket"}), "{broken", ""],
         "query": "beta", "limit": 5, "expand": True, "budget": 300, "fmt": "markdown", "ids": [second.id],
         "filters": Filters(sources=("cli", "import"), after=dt.datetime(2000, 1, 1, tzinfo=dt.UTC)),

@@ -1,0 +1,166 @@
+"""The browser companion in the engine: a `WebCapture` (core/web.py) saved or skipped, with the reason.
+
+The extension reads the page and the native host (desktop_memory/browser/host.py) passes what it read on; here
+the engine decides, as for a copy (service/capture.py): a private window is never stored, the capture rules
+(matched on the text, the assistant or site as the app, the page's title and address as the window), the pause
+(an exchange is captured automatically, so the app's pause and capture being off stop it; a selection or page
+the person asked for is not stopped) and the secrets (redacted by the ingest path). An exchange is stored with
+its identity and conversation (`Importer.store_one`): the same turn with another answer replaces the stored text,
+kept as a version.
+
+While the engine cannot be reached the host keeps captures in an encrypted spool (browser/spool.py): sealed with
+the public key this component writes beside it, opened here with the private key from the OS keyring, and stored
+when the engine next runs (`open_spool`, at the engine host's start). Nothing here is logged above debug but
+counts.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import secrets
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..core.capture import LOOKS_LIKE_PASSWORD, CaptureResult, Snapshot, copied_at, judge, looks_like_password
+from ..core.errors import InvalidInput
+from ..core.text import first_line
+from ..core.web import WebCapture
+from .capture import rules_of
+from .ingest import Prepared
+
+if TYPE_CHECKING:
+    from .importing import Importer
+
+log = logging.getLogger(__name__)
+PRIVATE = "a private window: never captured"
+SPOOL_KEY = "browser-spool-key:"  # + the spool's key id: the X25519 private key (hex) in the OS keyring
+
+
+class WebCaptures:
+    """Captures from the browser (the operations `capture_web`, `pause_capture`, `capture_paused_until`)."""
+
+    def __init__(self, folder: Path, importer: Importer) -> None:
+        self.folder = folder
+        self.importer = importer
+        self._paused_until: float | None = None
+
+    @property
+    def ingest(self):  # noqa: ANN201 - the importer's (settings and store follow reopen and save)
+        return self.importer.ingest
+
+    # -- pause (the app's: it says so whenever it changes) --------------------------------------
+    def pause_capture(self, until: float | None) -> None:
+        """Automatic capture paused until `until` (epoch seconds; core/web.UNTIL_RESUMED: until resumed); None
+        resumes."""
+        self._paused_until = None if until is None or not math.isfinite(until) or until <= time.time() else until
+
+    def capture_paused_until(self) -> float | None:
+        if self._paused_until is not None and self._paused_until <= time.time():
+            self._paused_until = None
+        return self._paused_until
+
+    # -- one capture ------------------------------------------------------------------------------
+    def capture_web(self, item: WebCapture) -> CaptureResult:
+        """Decide on one capture from the browser and store it when it passes; the answer says which and why."""
+        if item.private:
+            return CaptureResult.skipped(PRIVATE)
+        settings = self.ingest.settings
+        try:
+            rules = rules_of(settings)
+        except (TypeError, ValueError) as exc:
+            return CaptureResult.skipped(f"a capture rule is broken ({str(exc)[:120]}): fix it in Settings")
+        window = " - ".join(part for part in (item.title.strip(), item.url.strip()) if part)
+        snap = Snapshot(item.content(), app=item.source_app, window=window, source="clipboard",
+                        automatic=item.kind == "exchange", paused=self.capture_paused_until() is not None)
+        decision = judge(snap, rules=rules, capture_enabled=settings.capture_enabled,
+                         settings_problem=settings.problem)
+        if not decision.store:
+            log.debug("browser capture skipped: %s", decision.reason)
+            return CaptureResult.skipped(decision.reason)
+        metadata = {"capture": item.kind, "site": item.site.strip().lower()}
+        if item.browser:
+            metadata["browser"] = item.browser
+        if item.external_id:
+            metadata["external_id"] = item.external_id
+        title = item.title if item.kind != "selection" else ""
+        try:
+            memory, counts = self.ingest.prepare(
+                decision.text, source="browser", title=title, tags=decision.tags, metadata=metadata,
+                created_at=copied_at(item.at, time.time()), source_app=item.source_app, source_url=item.url)
+        except InvalidInput as exc:  # longer than the folder's size limit, a field out of range
+            return CaptureResult.skipped(" ".join(str(exc).split())[:200])
+        if looks_like_password(memory.content, sum(counts.values())):
+            return CaptureResult.skipped(LOOKS_LIKE_PASSWORD)
+        if item.kind == "exchange":
+            result = self.importer.store_one(Prepared(0, memory, counts, session=item.session,
+                                                      external_id=item.external_id))
+        else:
+            result = self.ingest.store_prepared(memory, counts)
+        m = result.memory
+        return CaptureResult.saved(result.status, m.id, m.title or first_line(m.content, 60),
+                                   sum(result.redactions.values()))
+
+    # -- the spool --------------------------------------------------------------------------------
+    @property
+    def spool_folder(self) -> Path:
+        return self.folder / "spool"
+
+    def open_spool(self, create: bool = False) -> int:
+        """Make sure the host can seal captures for this engine (a key pair: the public half beside the spool,
+        the private half in the OS keyring), then store what the host kept meanwhile; how many were stored.
+        A file that cannot be opened (damaged, sealed for a key this keyring does not hold) is set aside in
+        spool/unreadable, never deleted."""
+        folder = self.spool_folder
+        if not create and not folder.is_dir():
+            return 0
+        from ..browser import spool
+        from ..engine import keys
+
+        private = self._private_key(keys, spool)
+        stored = 0
+        for path in spool.pending(self.folder):
+            try:
+                message = spool.open_file(path, private)
+                item = WebCapture.from_dict(message.get("capture") if isinstance(message, dict) else None)
+            except ValueError as exc:
+                log.warning("a spooled browser capture cannot be read (%s): set aside", exc)
+                aside = folder / "unreadable"
+                aside.mkdir(mode=0o700, exist_ok=True)
+                path.replace(aside / path.name)
+                continue
+            self.capture_web(item)  # stored or skipped (a rule, a secret): either way it was decided
+            path.unlink()
+            stored += 1
+        if stored:
+            log.info("%d browser capture(s) kept while the engine was away: decided now", stored)
+        return stored
+
+    def _private_key(self, keys, spool) -> bytes:  # noqa: ANN001 - modules imported on first use
+        folder = self.spool_folder
+        folder.mkdir(mode=0o700, exist_ok=True)
+        id_file, pub_file = folder / "key.id", folder / "key.pub"
+        key_id = id_file.read_text(encoding="ascii").strip() if id_file.exists() else ""
+        private_hex = keys.get_secret(SPOOL_KEY + key_id) if key_id else None
+        if private_hex is not None:
+            try:
+                private = bytes.fromhex(private_hex)
+                if spool.public_of(private) == pub_file.read_bytes():
+                    return private
+            except (ValueError, OSError):
+                pass
+        private, public = spool.new_keypair()
+        key_id = secrets.token_hex(8)
+        keys.set_secret(SPOOL_KEY + key_id, private.hex())
+        _write_private(id_file, key_id.encode("ascii"))  # the id first: a public key is never one we cannot open
+        _write_private(pub_file, public)
+        return private
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    part = path.with_name(path.name + ".part")
+    part.write_bytes(data)
+    part.chmod(0o600)
+    part.replace(path)
+
