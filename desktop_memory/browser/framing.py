@@ -81,7 +81,8 @@ def decode(body: bytes) -> dict[str, Any]:
 
 def encode(message: dict[str, Any]) -> bytes:
     """A whole frame (length and body); FrameTooLarge when the body would pass the limit."""
-    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")  # a lone surrogate: "?"
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    body = text.encode("utf-8", "replace")  # a lone surrogate (from a JSON escape) becomes "?"
     if len(body) > LIMIT:
         raise FrameTooLarge(len(body))
     return _LENGTH.pack(len(body)) + body

@@ -197,8 +197,9 @@ def test_search_answers_short_hits():
     _, got = run(msg({"id": 3, "type": "search", "query": "kettle"}), FakeAccess(engine))
     hits = got[0]["hits"]
     assert got[0]["ok"] and len(hits) == 2
-    assert hits[0] == {"id": "m1", "title": "Title 1", "snippet": "the kettle boils", "when": "2023-11-14T22:13:21+00:00",
-                       "source": "browser", "source_app": "Claude", "url": "https://claude.ai/chat/x", "weak": False}
+    assert hits[0] == {"id": "m1", "title": "Title 1", "snippet": "the kettle boils",
+                       "when": "2023-11-14T22:13:21+00:00", "source": "browser", "source_app": "Claude",
+                       "url": "https://claude.ai/chat/x", "weak": False}
     assert hits[1]["weak"] is True and hits[1]["snippet"] == long[5:20].strip()
 
 
