@@ -98,7 +98,12 @@ def binary_stdio() -> tuple[BinaryIO, BinaryIO]:
     translation, no end at a 0x1A byte). Whatever else this process prints (a library's stray line) goes to stderr
     from now on: file descriptor 1 becomes a copy of 2, the frames go to a private copy of the old 1."""
     out_fd = os.dup(1)
-    os.dup2(2, 1)
+    try:
+        os.dup2(2, 1)
+    except OSError:  # no stderr at all (a browser may start us so): stray output goes nowhere
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.close(null)
     if sys.platform == "win32":
         import msvcrt
 

@@ -260,3 +260,18 @@ def test_a_real_bug_in_a_request_does_not_end_the_host():
                  FakeAccess(fail=ZeroDivisionError("boom")))
     assert got[0]["ok"] is False and "unexpected error" in got[0]["error"]
     assert got[1]["ok"] is True
+
+
+def test_an_engine_that_does_not_answer_in_time_counts_as_offline(tmp_path, monkeypatch):
+    spool.write_public_key(tmp_path, spool.new_keypair()[1])
+    monkeypatch.setattr(host, "CALL_TIMEOUT_S", 0.05)
+
+    class Stuck(FakeAccess):
+        def submit(self, fn):
+            self.calls += 1
+            return Future()  # never answered
+
+    _, got = run(msg({"id": 1, "type": "capture", "capture": EXCHANGE}) + msg({"id": 2, "type": "hello"}),
+                 Stuck(), tmp_path)
+    assert got[0]["status"] == "spooled" and got[1]["engine"] == "offline"
+    assert len(spool.pending(tmp_path)) == 1

@@ -257,3 +257,8 @@ def test_check_starts_the_host_as_the_browser_would(here, capsys, tmp_path):
     script.chmod(0o644)
     assert main.main(["setup-browser", "--check", "--browser", "chromium"]) == 1
     assert "is not executable" in capsys.readouterr().out
+
+
+def test_native_host_is_hidden_and_setup_browser_listed():
+    text = main.build_parser().format_help()
+    assert "native-host" not in text and "setup-browser" in text
