@@ -15,7 +15,7 @@ from ..core.text import one_line, utf8_safe
 from ..engine import failures, session_env
 from ..ipc.client import host_or_local
 from ..ipc.service_start import open_service, service_wanted
-from . import commands, embedder_commands, enrich_commands, mcp_commands, privacy_commands
+from . import browser_commands, commands, embedder_commands, enrich_commands, mcp_commands, privacy_commands
 
 PROG = "desktop-memory"
 # arguments that name files: kept as the OS gave them (a Linux file name may hold bytes that are not UTF-8,
@@ -145,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     enrich_commands.add_parsers(sub)
     embedder_commands.add_parsers(sub)
     privacy_commands.add_parsers(sub)
+    browser_commands.add_parsers(sub)
     return parser
 
 
@@ -177,7 +178,7 @@ def _as_text(args: argparse.Namespace) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(browser_commands.native_host_argv(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
                         format="%(name)s: %(levelname)s: %(message)s")
     session_env.apply_defaults()  # an AI app or `env -i` may start us without the login's D-Bus and run folder
@@ -202,6 +203,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return launch.main(args.command, paths.data_dir(args.data_dir))
         if args.command in mcp_commands.HANDLERS:
             return mcp_commands.HANDLERS[args.command](args)
+        if args.command in browser_commands.HANDLERS:
+            return browser_commands.HANDLERS[args.command](args)
         commands.warn_about_settings(paths.data_dir(args.data_dir))
         if args.command in commands.ALONE:
             return commands.run(args)  # the few that need the folder to themselves (backup, encryption, enrich)

@@ -51,7 +51,8 @@ DIR_MODE, FILE_MODE = 0o700, 0o600
 START_FRESH = "--start-fresh"
 # What desktop-memory keeps in a data folder, by name, each also with a suffix after "." or "-" (memories.sqlite3-wal,
 # settings.json.damaged-<time>, vectors.broken-<time>, ...); the engine's socket and token are ipc/address.py's.
-OWN = (DB_NAME, VECTORS_DIR, SETTINGS_FILE, encryption.STATE_FILE, JOURNAL, LOCK_FILE, "engine.sock", "engine.token")
+OWN = (DB_NAME, VECTORS_DIR, SETTINGS_FILE, encryption.STATE_FILE, JOURNAL, LOCK_FILE, "engine.sock", "engine.token",
+       "spool")  # spool: what the browser host keeps while no engine runs (browser/spool.py)
 OWN_TEMP = (".settings-", ".encryption-")  # settings.json and encryption.json while they are written
 NOT_CONTENT = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})  # what a file manager leaves in an empty folder
 

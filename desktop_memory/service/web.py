@@ -109,58 +109,52 @@ class WebCaptures:
 
     def open_spool(self, create: bool = False) -> int:
         """Make sure the host can seal captures for this engine (a key pair: the public half beside the spool,
-        the private half in the OS keyring), then store what the host kept meanwhile; how many were stored.
+        the private half in the OS keyring), then store what the host kept meanwhile; how many were decided.
         A file that cannot be opened (damaged, sealed for a key this keyring does not hold) is set aside in
         spool/unreadable, never deleted."""
-        folder = self.spool_folder
-        if not create and not folder.is_dir():
-            return 0
         from ..browser import spool
-        from ..engine import keys
 
-        private = self._private_key(keys, spool)
-        stored = 0
+        if not create and not spool.spool_dir(self.folder).is_dir():
+            return 0
+        private = self._private_key(spool)
+        spool.clear_parts(self.folder)
+        decided = 0
         for path in spool.pending(self.folder):
             try:
                 message = spool.open_file(path, private)
-                item = WebCapture.from_dict(message.get("capture") if isinstance(message, dict) else None)
+                item = WebCapture.from_dict(message.get("capture"))
             except ValueError as exc:
                 log.warning("a spooled browser capture cannot be read (%s): set aside", exc)
-                aside = folder / "unreadable"
+                aside = spool.spool_dir(self.folder) / "unreadable"
                 aside.mkdir(mode=0o700, exist_ok=True)
                 path.replace(aside / path.name)
                 continue
-            self.capture_web(item)  # stored or skipped (a rule, a secret): either way it was decided
+            self.capture_web(item)  # stored or skipped (a rule, a secret): either way it is decided
             path.unlink()
-            stored += 1
-        if stored:
-            log.info("%d browser capture(s) kept while the engine was away: decided now", stored)
-        return stored
+            decided += 1
+        if decided:
+            log.info("%d browser capture(s) kept while the engine was away: decided now", decided)
+        return decided
 
-    def _private_key(self, keys, spool) -> bytes:  # noqa: ANN001 - modules imported on first use
-        folder = self.spool_folder
-        folder.mkdir(mode=0o700, exist_ok=True)
-        id_file, pub_file = folder / "key.id", folder / "key.pub"
-        key_id = id_file.read_text(encoding="ascii").strip() if id_file.exists() else ""
+    def _private_key(self, spool) -> bytes:  # noqa: ANN001 - browser/spool.py, imported on first use
+        """The spool's private key from the OS keyring, made (and its public half published) when missing."""
+        from ..engine import keys
+
+        key_id = spool.key_id(self.folder)
         private_hex = keys.get_secret(SPOOL_KEY + key_id) if key_id else None
         if private_hex is not None:
             try:
                 private = bytes.fromhex(private_hex)
-                if spool.public_of(private) == pub_file.read_bytes():
-                    return private
-            except (ValueError, OSError):
-                pass
+                public = spool.public_of(private)
+            except ValueError:
+                private = b""
+            if private:
+                if spool.public_key(self.folder) != public:
+                    spool.write_public_key(self.folder, public)  # missing or replaced: published again
+                return private
         private, public = spool.new_keypair()
         key_id = secrets.token_hex(8)
         keys.set_secret(SPOOL_KEY + key_id, private.hex())
-        _write_private(id_file, key_id.encode("ascii"))  # the id first: a public key is never one we cannot open
-        _write_private(pub_file, public)
+        spool.write_key_id(self.folder, key_id)  # the id first: a published key is always one we can open
+        spool.write_public_key(self.folder, public)
         return private
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    part = path.with_name(path.name + ".part")
-    part.write_bytes(data)
-    part.chmod(0o600)
-    part.replace(path)
-
