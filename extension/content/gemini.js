@@ -1,0 +1,54 @@
+// desktop-memory companion: Gemini (gemini.google.com). Reads the page's own elements: one
+// .conversation-container per exchange holding <user-query> and <model-response>, the answer in
+// <message-content> (its .markdown panel is aria-busy="true" while the answer streams).
+(function () {
+  "use strict";
+  const one = (root, sel) => root.querySelector(sel);
+  const all = (root, sel) => Array.from(root.querySelectorAll(sel));
+
+  DMCapture.start({
+    site: "gemini.google.com",
+    app: "Gemini",
+    conversationId(location) {
+      const m = /\/(?:app|gem\/[^/]+)\/([A-Za-z0-9_-]{6,})/.exec(location.pathname);
+      return m ? m[1] : null;
+    },
+    title(doc) {
+      const picked = one(doc, '[data-test-id="conversation-title"]')
+        || one(doc, ".conversation.selected .conversation-title");
+      const fromPage = picked ? picked.textContent.trim() : "";
+      const fromDoc = doc.title.replace(/\s*[-|]\s*(Google )?Gemini\s*$/, "").trim();
+      return fromPage || (/^(Google )?Gemini$/.test(fromDoc) ? "" : fromDoc);
+    },
+    turns(doc) {
+      const containers = all(doc, ".conversation-container");
+      const pairs = containers.length
+        ? containers.map((c) => [one(c, "user-query"), one(c, "model-response")])
+        : all(doc, "user-query").map((q) => [q, q.nextElementSibling && q.nextElementSibling.matches("model-response")
+          ? q.nextElementSibling : null]);
+      return pairs.filter(([query]) => query).map(([query, response], i) => {
+        const content = response && (one(response, "message-content") || response);
+        const panel = content && (one(content, ".markdown") || content);
+        return {
+          key: `turn-${i + 1}`,
+          prompt: one(query, ".query-text") || query,
+          answer: panel,
+          streaming: Boolean(response && (one(response, '[aria-busy="true"]')
+            || response.getAttribute("aria-busy") === "true")),
+        };
+      });
+    },
+    isStreaming(doc) {
+      return Boolean(one(doc, 'button[aria-label="Stop response"], model-response [aria-busy="true"]'));
+    },
+    hasContent(doc) {
+      const main = one(doc, "main") || doc.body;
+      const composer = all(main, "rich-textarea, input-area-v2").reduce(
+        (n, f) => n + f.textContent.trim().length, 0);
+      return main.textContent.trim().length - composer > 0;
+    },
+    input(doc) {
+      return one(doc, 'rich-textarea [contenteditable="true"]') || one(doc, '[contenteditable="true"][role="textbox"]');
+    },
+  });
+})();
