@@ -59,14 +59,19 @@
   // The readable text of an element: paragraphs and code blocks keep their line breaks, controls (copy
   // buttons, "Copy code") and screen-reader labels are left out. Works on any DOM-like tree (nodeType,
   // tagName, childNodes, textContent, getAttribute), so node's tests can feed it plain objects.
+  function keepsSpaceByClass(el) {
+    return classes(el).some((c) => c.startsWith("whitespace-pre") || c === "whitespace-break-spaces");
+  }
+
   function textOf(node, options) {
     const isHidden = options && options.isHidden;
+    const keepsSpace = (options && options.keepsSpace) || keepsSpaceByClass;
     const out = [];
     const brk = (n) => out.push(n);
-    (function walk(n) {
+    (function walk(n, pre) {
       if (n.nodeType === 3) {
-        out.push(String(n.nodeValue ?? n.textContent ?? "").replace(/\s+/g, " "));
-        return;
+        const raw = String(n.nodeValue ?? n.textContent ?? "");
+        return out.push(pre ? { raw } : raw.replace(/\s+/g, " "));
       }
       if (n.nodeType !== 1 && n.nodeType !== 9 && n.nodeType !== 11) return;
       if (n.nodeType === 1 && skipped(n, isHidden)) return;
@@ -81,9 +86,10 @@
       if (size) brk(size);
       if (t === "LI") out.push("- ");
       if (t === "TD" || t === "TH") out.push(" | ");
-      for (const child of Array.from(n.childNodes || [])) walk(child);
+      const keep = pre || (n.nodeType === 1 && keepsSpace(n));
+      for (const child of Array.from(n.childNodes || [])) walk(child, keep);
       if (size) brk(size);
-    })(node);
+    })(node, false);
     // join: runs of breaks become the largest of them; spaces next to breaks go
     let text = "";
     let pending = 0;
@@ -190,16 +196,24 @@
 
   const api = root.browser ?? root.chrome;
 
+  function keepsSpaceInPage(el) {
+    if (!root.getComputedStyle) return keepsSpaceByClass(el);
+    const ws = root.getComputedStyle(el).whiteSpace || "";
+    return ws.startsWith("pre") || ws === "break-spaces";
+  }
+
   function isHiddenInPage(el) {
     if (!root.getComputedStyle) return false;
     const style = root.getComputedStyle(el);
     return style.display === "none" || style.visibility === "hidden";
   }
 
-  function readText(el) {
+  // `skip`: a selector for the adapter's own controls inside a message (e.g. a code block's header)
+  function readText(el, skip) {
     if (!el) return "";
     if (typeof el === "string") return tidy(el);
-    return textOf(el, { isHidden: isHiddenInPage });
+    const isHidden = (n) => Boolean(skip && n.matches && n.matches(skip)) || isHiddenInPage(n);
+    return textOf(el, { isHidden, keepsSpace: keepsSpaceInPage });
   }
 
   function browserName() {
@@ -282,11 +296,11 @@
       if (!conversation) return { conversation: null };
       let turns = null;
       try {
-        const found = adapter.turns(root.document, readText);
+        const found = adapter.turns(root.document);
         turns = found && found.map((t) => ({
           key: String(t.key),
-          prompt: readText(t.prompt),
-          answer: readText(t.answer),
+          prompt: readText(t.prompt, adapter.skip),
+          answer: readText(t.answer, adapter.skip),
           streaming: Boolean(t.streaming),
         }));
       } catch (e) { // an adapter that throws on a redesigned page: treated as "cannot read it"

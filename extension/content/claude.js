@@ -1,6 +1,7 @@
 // desktop-memory companion: Claude (claude.ai). Reads the page's structured attributes: the prompt's
 // data-testid="user-message" and the answer's container with data-is-streaming (true while it streams),
-// with the font-user-message / font-claude-response classes as a fallback.
+// with the font-user-message / font-claude-response classes as a fallback. The conversation's message
+// uuids are not in the page, so the turn key is "turn-<n>".
 (function () {
   "use strict";
   const one = (root, sel) => root.querySelector(sel);
@@ -39,8 +40,9 @@
       if (structured.some((el) => el.matches('[data-testid="user-message"]'))) {
         return turnsFrom(structured, (el) => el.matches('[data-testid="user-message"]'));
       }
-      const styled = all(doc, ".font-user-message, .font-claude-response");
-      return turnsFrom(styled, (el) => el.classList.contains("font-user-message"));
+      // the class is "!font-user-message" (Tailwind's important prefix): matched by substring
+      const styled = all(doc, '[class*="font-user-message"], .font-claude-response');
+      return turnsFrom(styled, (el) => /font-user-message/.test(el.className));
     },
     isStreaming(doc) {
       return Boolean(one(doc, '[data-is-streaming="true"]'));

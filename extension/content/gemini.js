@@ -6,9 +6,17 @@
   const one = (root, sel) => root.querySelector(sel);
   const all = (root, sel) => Array.from(root.querySelectorAll(sel));
 
+  // each line of the prompt is its own <p class="query-text-line">: one line each, not paragraphs
+  function promptOf(query) {
+    const lines = all(query, ".query-text-line");
+    if (lines.length) return lines.map((p) => p.textContent.replace(/\s+$/, "")).join("\n");
+    return one(query, ".query-text") || query;
+  }
+
   DMCapture.start({
     site: "gemini.google.com",
     app: "Gemini",
+    skip: ".code-block-decoration", // a code block's language label and copy button
     conversationId(location) {
       const m = /\/(?:app|gem\/[^/]+)\/([A-Za-z0-9_-]{6,})/.exec(location.pathname);
       return m ? m[1] : null;
@@ -31,7 +39,7 @@
         const panel = content && (one(content, ".markdown") || content);
         return {
           key: `turn-${i + 1}`,
-          prompt: one(query, ".query-text") || query,
+          prompt: promptOf(query),
           answer: panel,
           streaming: Boolean(response && (one(response, '[aria-busy="true"]')
             || response.getAttribute("aria-busy") === "true")),
