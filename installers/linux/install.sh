@@ -12,6 +12,8 @@ icon="$prefix/icons/hicolor/scalable/apps/desktop-memory.svg"
 autostart="${XDG_CONFIG_HOME:-$HOME/.config}/autostart/desktop-memory.desktop"
 
 if [ "${1:-}" = "--uninstall" ]; then
+    # the browsers' native messaging host manifests setup-browser wrote (the extension itself is the browser's)
+    [ -x "$bin" ] && "$bin" setup-browser --remove --browser all >/dev/null 2>&1 || true
     rm -rf "$lib" "$bin" "$entry" "$icon" "$autostart"
     if [ "${2:-}" = "--purge-data" ]; then
         rm -rf "${XDG_DATA_HOME:-$HOME/.local/share}/desktop-memory" "${XDG_CACHE_HOME:-$HOME/.cache}/desktop-memory"
@@ -33,6 +35,12 @@ if [ "${1:-}" = "--autostart" ]; then
     cp "$entry" "$autostart"
 fi
 echo "installed: run desktop-memory (or pick it from your menu); check it with: $bin --smoke-test"
+# the browser companion's way in: the native messaging host registered for the browsers found here
+if "$bin" setup-browser >/dev/null 2>&1; then
+    echo "browser companion: the native host is registered; add the extension (see the README), check with: $bin setup-browser --check"
+else
+    echo "note: the browser companion's host could not be registered; run: $bin setup-browser"
+fi
 # Chinese, Japanese and Korean memories need a font with those characters, or they show as boxes.
 if command -v fc-list >/dev/null 2>&1 && [ -z "$(fc-list :lang=zh family 2>/dev/null | head -n 1)" ]; then
     if command -v apt-get >/dev/null 2>&1; then

@@ -39,9 +39,12 @@ Name: "{userprograms}\desktop-memory"; Filename: "{app}\desktop-memory.exe"; Par
 Name: "{userstartup}\desktop-memory"; Filename: "{app}\desktop-memory.exe"; Parameters: "app"; Tasks: autostart
 
 [Run]
+; the browser companion's native messaging host: HKCU keys for Chrome, Chromium, Edge, Brave and Firefox
+Filename: "{app}\desktop-memory.exe"; Parameters: "setup-browser --browser all"; StatusMsg: "Registering the browser companion..."; Flags: runhidden waituntilterminated
 Filename: "{app}\desktop-memory.exe"; Parameters: "app"; Description: "Start desktop-memory now"; Flags: nowait postinstall skipifsilent
 
 [UninstallRun]
+Filename: "{app}\desktop-memory.exe"; Parameters: "setup-browser --remove --browser all"; Flags: runhidden waituntilterminated; RunOnceId: "RemoveBrowserHost"
 Filename: "{cmd}"; Parameters: "/C taskkill /IM desktop-memory.exe /F"; Flags: runhidden; RunOnceId: "StopApp"
 
 [Code]

@@ -7,6 +7,7 @@ offscreen, and, inside scripts/with-desktop.sh, on the real X server with the tr
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -80,6 +81,9 @@ def test_the_install_script_installs_for_this_user_and_uninstalls_keeping_data(b
     entry = (home / ".local" / "share" / "applications" / "desktop-memory.desktop").read_text()
     assert binary.exists() and f"Exec={binary} app" in entry
     assert (home / ".config" / "autostart" / "desktop-memory.desktop").is_file()
+    host = home / ".config" / "google-chrome" / "NativeMessagingHosts" / "org.desktop_memory.companion.json"
+    assert json.loads(host.read_text())["path"] == str(binary.resolve())  # the browser companion's host
+    assert (home / ".mozilla" / "native-messaging-hosts" / "org.desktop_memory.companion.json").is_file()
     version = subprocess.run([str(binary), "--version"], env=env, capture_output=True, text=True, timeout=120)
     assert version.returncode == 0 and version.stdout.startswith("desktop-memory")
     data = home / ".local" / "share" / "desktop-memory"
@@ -89,6 +93,7 @@ def test_the_install_script_installs_for_this_user_and_uninstalls_keeping_data(b
                           env=env, capture_output=True, text=True, timeout=120)
     assert gone.returncode == 0 and "kept" in gone.stdout
     assert not binary.exists() and not (home / ".local" / "lib" / "desktop-memory").exists()
+    assert not host.exists()
     assert (data / "keep.txt").is_file()
 
 
