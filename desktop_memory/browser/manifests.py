@@ -76,7 +76,7 @@ class System:
 
     platform: str
     home: Path
-    config: Path  # Windows: the app's own configuration folder, where the JSON files go
+    config: Path  # Windows: where the JSON files go (%LOCALAPPDATA%\desktop-memory-browser)
     local_appdata: Path | None = None
     appdata: Path | None = None
 
@@ -85,7 +85,8 @@ class System:
         from platformdirs import user_config_dir
 
         env = os.environ
-        return cls(sys.platform, Path.home(), Path(user_config_dir(paths.APP_NAME, appauthor=False)),
+        # not the app's own folder: on Windows that is the data folder (%LOCALAPPDATA%\desktop-memory), the engine's
+        return cls(sys.platform, Path.home(), Path(user_config_dir(paths.APP_NAME + "-browser", appauthor=False)),
                    Path(env["LOCALAPPDATA"]) if env.get("LOCALAPPDATA") else None,
                    Path(env["APPDATA"]) if env.get("APPDATA") else None)
 
