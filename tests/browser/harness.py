@@ -109,12 +109,16 @@ def make_certificate(folder: Path, hosts: tuple[str, ...] = HOSTS) -> tuple[Path
     return cert_file, key_file
 
 
+FIXTURE_FOLDERS = {"chatgpt.com": "chatgpt", "claude.ai": "claude", "gemini.google.com": "gemini"}
+
+
 def site_folder(host: str) -> Path | None:
+    """The folder served for `host` (tests/browser/fixtures/<name>/, README.md there), None: not a test site."""
     host = ALIASES.get(host, host)
     if host == OTHER_SITE:
         return OTHER_SITE_DIR
-    if host in AI_SITES:
-        return FIXTURES / host
+    if host in FIXTURE_FOLDERS:
+        return FIXTURES / FIXTURE_FOLDERS[host]
     return None
 
 
@@ -262,8 +266,8 @@ def host_wrapper(folder: Path, env: dict[str, str], module_args: tuple[str, ...]
 
 
 def stand_in_host(folder: Path, log: Path) -> Path:
-    """A tiny native host for the harness's own smoke test: answers every frame like `hello` and appends
-    each request to `log` (one JSON a line). Not the product's host."""
+    """A tiny native host for the harness's own tests: answers `capture` with "added", anything else like
+    `hello`, and appends each request to `log` (one JSON a line). Not the product's host."""
     folder.mkdir(parents=True, exist_ok=True)
     script = folder / "stand-in-host"
     script.write_text(f"""#!{sys.executable}
@@ -277,8 +281,11 @@ while True:
     request = json.loads(body)
     with open({str(log)!r}, "a") as fh:
         fh.write(json.dumps({{"request": request, "argv": sys.argv[1:]}}) + "\\n")
-    reply = json.dumps({{"id": request.get("id"), "ok": True, "version": "stand-in", "engine": "offline",
-                        "paused": False}}).encode()
+    if request.get("type") == "capture":
+        reply = {{"status": "added", "message": "Remembered (stand-in)", "memory_id": None}}
+    else:
+        reply = {{"version": "stand-in", "engine": "offline", "paused": False}}
+    reply = json.dumps({{"id": request.get("id"), "ok": True, **reply}}).encode()
     out.write(struct.pack("=I", len(reply)) + reply)
     out.flush()
 """)

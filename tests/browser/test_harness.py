@@ -77,3 +77,37 @@ def test_the_native_host_manifest_is_found(browser: harness.Browser, host_log: P
     else:
         assert seen[0]["argv"][0].endswith(f"{harness.HOST_NAME}.json")
         assert seen[0]["argv"][1] == harness.FIREFOX_ID
+
+
+@pytest.mark.parametrize("site", harness.AI_SITES)
+def test_an_exchange_reaches_the_host_as_the_contract_says(browser: harness.Browser, host_log: Path,
+                                                           site: str) -> None:
+    """What the extension sends for a finished exchange on each fixture page (browser-spec.md, WebCapture)."""
+    conversation = {"chatgpt.com": "c/6f1d0c2e-8a41-4c1b-9d3e-2b7a5c9e0f14",
+                    "claude.ai": "chat/0b7e4a91-3c2d-4e5f-a6b7-c8d9e0f1a2b3",
+                    "gemini.google.com": "app/5a9c3e7b1d2f4a6c"}
+    url = f"https://{site}/{conversation[site]}"
+    tab = browser.new_tab(url)
+    try:
+        tab.wait_for("Boolean(window.fixture)", what="the fixture's driver")
+        tab.evaluate("window.fixture.ready ?? true")
+        tab.evaluate("window.fixture.setTitle('Harness check')")
+        tab.evaluate(f"window.fixture.addExchange('Ping from {site}?', 'Pong.', {{streamMs: 0}})")
+
+        def sent() -> list[dict]:
+            return [line["request"]["capture"] for line in harness.iter_lines(host_log)
+                    if line["request"].get("type") == "capture"
+                    and line["request"]["capture"].get("prompt") == f"Ping from {site}?"]
+
+        captures = harness.wait_until(sent, 15, f"a capture from {site}")
+    finally:
+        tab.close()
+    assert len(captures) == 1, captures
+    capture = captures[0]
+    assert {k: capture[k] for k in ("kind", "site", "url", "title", "conversation", "prompt", "answer", "private",
+                                    "browser")} == {
+        "kind": "exchange", "site": site, "url": url, "title": "Harness check",
+        "conversation": conversation[site].split("/")[1], "prompt": f"Ping from {site}?", "answer": "Pong.",
+        "private": False, "browser": browser.name}
+    assert capture["app"] == {"chatgpt.com": "ChatGPT", "claude.ai": "Claude", "gemini.google.com": "Gemini"}[site]
+    assert capture["turn"]
