@@ -485,7 +485,10 @@ class Chromium(Browser):
                 f"--disable-extensions-except={extension}", f"--host-resolver-rules={rules}",
                 "--ignore-certificate-errors", "--disable-background-networking", "--disable-sync",
                 "--disable-component-update", "--disable-domain-reliability", "--metrics-recording-only",
-                "--password-store=basic", "--use-mock-keychain", "--disable-gpu", "about:blank"]
+                "--password-store=basic", "--use-mock-keychain", "--disable-gpu",
+                # tabs in the background keep their timers (the fixtures stream answers with setTimeout)
+                "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+                "--disable-backgrounding-occluded-windows", "about:blank"]
         self.log = (root / "chromium.log").open("wb")
         self.process = subprocess.Popen(args, env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
                                         start_new_session=True)
@@ -526,7 +529,7 @@ class Chromium(Browser):
         return ChromiumTab(self.cdp, target, session)
 
     def new_tab(self, url: str = "about:blank", *, private: bool = False) -> Tab:
-        params: dict[str, Any] = {"url": "about:blank"}
+        params: dict[str, Any] = {"url": "about:blank", "newWindow": True}  # a window each, as for Firefox
         if private:  # an off-the-record profile, like an incognito window
             params["browserContextId"] = self.send("Target.createBrowserContext")["browserContextId"]
         tab = self.attach(self.send("Target.createTarget", params)["targetId"])
@@ -577,6 +580,10 @@ FIREFOX_PREFS: dict[str, Any] = {
     "network.proxy.no_proxies_on": "",
     "network.proxy.share_proxy_settings": False,
     "extensions.webextensions.uuids": json.dumps({FIREFOX_ID: FIREFOX_UUID}),
+    # tabs in the background keep their timers (the fixtures stream answers with setTimeout)
+    "dom.min_background_timeout_value": 4,
+    "dom.timeout.enable_budget_timer_throttling": False,
+    "dom.timeout.throttling_delay": 0,
 }
 
 
@@ -659,7 +666,8 @@ class Firefox(Browser):
     def new_tab(self, url: str = "about:blank", *, private: bool = False) -> Tab:
         if private or not url.startswith(("https:", "http:", "about:")):
             return self._trusted_tab(url, private=private)
-        tab = FirefoxTab(self, self.send("browsingContext.create", {"type": "tab"})["context"])
+        # a window each: a page in a background tab has its timers slowed down, as the person's would
+        tab = FirefoxTab(self, self.send("browsingContext.create", {"type": "window"})["context"])
         if url != "about:blank":
             tab.goto(url)
         return tab

@@ -61,9 +61,9 @@ def word() -> str:
 # -- the data folder, as a person sees it --------------------------------------------------------------------------
 
 
-def dm(data_dir: Path, *args: str) -> str:
+def dm(data_dir: Path, *args: str, **env_vars: str) -> str:
     """`desktop-memory --data-dir <data_dir> ARGS` of this checkout; its output."""
-    env = harness.browser_env(Path(os.environ.get("HOME", "/tmp")), data_dir)
+    env = harness.browser_env(Path(os.environ.get("HOME", "/tmp")), data_dir, **env_vars)
     done = subprocess.run([sys.executable, "-m", "desktop_memory", "--data-dir", str(data_dir), *args], env=env,
                           capture_output=True, text=True, timeout=180, check=False)
     assert done.returncode == 0, f"desktop-memory {' '.join(args)}: {done.stderr.strip()}"
@@ -232,7 +232,6 @@ def test_a_page_change_pauses_capture_and_says_so(browser: harness.Browser, data
                                     "return !box.hidden && box.textContent.trim(); })()", what="the popup's notice")
         finally:
             popup.close()
-        time.sleep(QUIET_S)
     finally:
         storage.close()
         tab.close()
@@ -246,7 +245,7 @@ def test_a_private_window_is_never_captured(browser: harness.Browser, data_dir: 
     tab = open_conversation(browser, url, "Private", private=True)
     try:
         add_exchange(tab, f"Keep {token} between us", "Nothing from a private window is remembered.")
-        time.sleep(QUIET_S + 2)
+        time.sleep(QUIET_S)
     finally:
         tab.close()
     assert with_word(data_dir, token) == []
@@ -273,10 +272,12 @@ def test_captures_wait_while_the_engine_is_unreachable_and_are_stored_when_it_is
     from desktop_memory.engine.lock import DataDirLock
 
     data_dir = browser_root / "offline-data"
-    dm(data_dir, "stats")  # an engine has run here once: the spool's key exists
-    harness.wait_until(lambda: (data_dir / "spool" / "key.pub").is_file(), 30, "the spool's key")
+    # an engine has run here once (in the command's process: nothing holds the folder after it): the spool's
+    # key exists
+    dm(data_dir, "stats", DESKTOP_MEMORY_SERVICE="off")
+    assert (data_dir / "spool" / "key.pub").is_file()
     token, url = word(), conversation_url("claude.ai")
-    lock = DataDirLock(data_dir, wait_s=0)  # another process holds the folder: the engine cannot start
+    lock = DataDirLock(data_dir, wait_s=10)  # another process holds the folder: the engine cannot start
     b = harness.launch(browser_kind, browser_root / "offline-browser", fixture_server, data_dir)
     try:
         tab = open_conversation(b, url, "Offline")
