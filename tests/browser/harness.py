@@ -347,6 +347,10 @@ class Tab:
     def close(self) -> None:
         raise NotImplementedError
 
+    def screenshot(self, target: Path) -> Path:
+        """The page as a PNG file (docs/screenshots)."""
+        raise NotImplementedError
+
     def wait_for(self, expression: str, timeout: float = 15.0, what: str = "") -> Any:
         return wait_until(lambda: self.evaluate(expression), timeout, what or expression)
 
@@ -460,6 +464,12 @@ class ChromiumTab(Tab):
         if answer.get("errorText"):
             raise AssertionError(f"{url}: {answer['errorText']}")
         self.loaded(url, timeout)
+
+    def screenshot(self, target: Path) -> Path:
+        import base64
+
+        target.write_bytes(base64.b64decode(self.send("Page.captureScreenshot", {"format": "png"})["data"]))
+        return target
 
     def close(self) -> None:
         self.cdp.call({"method": "Target.closeTarget", "params": {"targetId": self.target}}, 10)
@@ -604,6 +614,13 @@ class FirefoxTab(Tab):
         self.browser.send("browsingContext.navigate", {"context": self.context, "url": url, "wait": "complete"},
                           timeout)
         self.loaded(url, timeout)
+
+    def screenshot(self, target: Path) -> Path:
+        import base64
+
+        shot = self.browser.send("browsingContext.captureScreenshot", {"context": self.context})
+        target.write_bytes(base64.b64decode(shot["data"]))
+        return target
 
     def close(self) -> None:
         self.browser.send("browsingContext.close", {"context": self.context})

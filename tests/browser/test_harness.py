@@ -48,7 +48,7 @@ def test_each_site_is_served_under_its_own_name_over_https(browser: harness.Brow
         tab.close()
 
 
-def test_the_extension_is_loaded_and_its_popup_opens(browser: harness.Browser) -> None:
+def test_the_extension_is_loaded_and_its_popup_opens(browser: harness.Browser, tmp_path: Path) -> None:
     if isinstance(browser, harness.Chromium):  # the id the manifest's key gives, the one EXTENSION_ID says
         assert browser.extension_id == (harness.EXTENSION / "EXTENSION_ID").read_text().strip()
         assert browser.worker_url.startswith(f"chrome-extension://{browser.extension_id}/")
@@ -58,6 +58,8 @@ def test_the_extension_is_loaded_and_its_popup_opens(browser: harness.Browser) -
     try:
         assert popup.evaluate("location.href") == browser.popup_url()
         assert popup.evaluate("document.body.innerText.trim().length > 0")
+        shot = popup.screenshot(tmp_path / "popup.png")
+        assert shot.read_bytes().startswith(b"\x89PNG")
     finally:
         popup.close()
 
