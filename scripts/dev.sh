@@ -13,14 +13,16 @@ PY=${PYTHON:-python3}
 # shellcheck source=llama_build.sh
 source "$ROOT/scripts/llama_build.sh"
 
-# Debian packages for the tests: the desktop tier's Qt's xcb plugin, Xvfb, a tray host, a keyring, clipboard tools.
+# Debian packages for the tests: the desktop tier's Qt's xcb plugin, Xvfb, a tray host, a keyring, clipboard tools,
+# the browsers of tests/browser.
 DESKTOP_APT=(libegl1 libgl1 libglib2.0-0 libfontconfig1 libxkbcommon0 libdbus-1-3 fonts-dejavu-core libx11-xcb1
     libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0
     libxcb-render-util0 libxcb-shape0 libxcb-xfixes0 libxcb-xkb1 xvfb xauth xdotool xclip trayer
     gnome-keyring dbus
     fonts-wqy-microhei  # a CJK fallback font: Chinese and Japanese memories show as text, not boxes
     openbox  # a real window manager for the focus, stacking and geometry tests
-    qemu-user binutils)  # tests/qemu: llama.cpp on older CPU models; objdump reads what the libraries need
+    qemu-user binutils  # tests/qemu: llama.cpp on older CPU models; objdump reads what the libraries need
+    chromium chromium-driver firefox-esr)  # tests/browser: the extension in real browsers, headless
 
 desktop_packages() {
     command -v dpkg-query >/dev/null || return 0  # not Debian: install the equivalents by hand
