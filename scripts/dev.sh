@@ -22,7 +22,8 @@ DESKTOP_APT=(libegl1 libgl1 libglib2.0-0 libfontconfig1 libxkbcommon0 libdbus-1-
     fonts-wqy-microhei  # a CJK fallback font: Chinese and Japanese memories show as text, not boxes
     openbox  # a real window manager for the focus, stacking and geometry tests
     qemu-user binutils  # tests/qemu: llama.cpp on older CPU models; objdump reads what the libraries need
-    chromium chromium-driver firefox-esr)  # tests/browser: the extension in real browsers, headless
+    chromium firefox-esr  # tests/browser: the extension in real browsers, headless (CDP and WebDriver BiDi)
+    nodejs)  # extension/tests: the extension's own tests (node --test)
 
 desktop_packages() {
     command -v dpkg-query >/dev/null || return 0  # not Debian: install the equivalents by hand
@@ -36,7 +37,7 @@ desktop_packages() {
         return 1
     fi
     echo "installing Debian packages: ${missing[*]}" >&2
-    apt-get update -qq
+    apt-get update -qq || echo "apt-get update failed for some index: installing from what is known" >&2
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
