@@ -251,20 +251,6 @@ def browser_env(home: Path, data_dir: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def host_wrapper(folder: Path, env: dict[str, str], module_args: tuple[str, ...] = ("native-host",)) -> Path:
-    """An executable script that runs `python -m desktop_memory native-host` of this checkout (the manifest's
-    `path`): the repo's venv python, PYTHONPATH and DESKTOP_MEMORY_HOME set whatever the browser passes."""
-    folder.mkdir(parents=True, exist_ok=True)
-    script = folder / "desktop-memory-host"
-    keep = ("PYTHONPATH", "DESKTOP_MEMORY_HOME", "DESKTOP_MEMORY_ENCRYPTION", "DESKTOP_MEMORY_SERVICE_IDLE_S",
-            "HF_HUB_OFFLINE")
-    exports = "".join(f"export {k}={_sh(env[k])}\n" for k in keep if k in env)
-    args = " ".join(_sh(a) for a in module_args)
-    script.write_text(f"#!/bin/sh\n{exports}exec {_sh(sys.executable)} -m desktop_memory {args}\n")
-    script.chmod(0o700)
-    return script
-
-
 def stand_in_host(folder: Path, log: Path) -> Path:
     """A tiny native host for the harness's own tests: answers `capture` with "added", anything else like
     `hello`, and appends each request to `log` (one JSON a line). Not the product's host."""
@@ -293,10 +279,20 @@ while True:
     return script
 
 
+def setup_browser(browser: str, env: dict[str, str], *more: str) -> str:
+    """`desktop-memory setup-browser --browser BROWSER` as a person runs it, in the browser's HOME: the manifest
+    in that HOME's per-user folder (Chromium's profile is `~/.config/chromium`, where it reads it), `path` the
+    venv's `desktop-memory` (this checkout through the browser's PYTHONPATH); its output."""
+    done = subprocess.run([sys.executable, "-m", "desktop_memory", "setup-browser", "--browser", browser, *more],
+                          env=env, capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 0, f"setup-browser {' '.join(more)}: {done.stdout}{done.stderr}"
+    return done.stdout
+
+
 def register_host(browser: str, *, home: Path, user_data_dir: Path | None, executable: Path,
                   chromium_id: str | None = None) -> list[Path]:
-    """Write the native host manifest where `browser` ("chromium" | "firefox") reads it; the files written.
-    Until `desktop-memory setup-browser` is merged this writes the JSON itself (the contract's names)."""
+    """Write a stand-in host's manifest where `browser` ("chromium" | "firefox") reads it (the harness's own
+    smoke tests); the files written. The real host is registered by `setup_browser`."""
     if browser == "chromium":
         assert user_data_dir is not None and chromium_id
         manifest = {"name": HOST_NAME, "description": "desktop-memory companion (tests)", "path": str(executable),
@@ -483,12 +479,16 @@ class Chromium(Browser):
     def __init__(self, root: Path, server: FixtureServer, data_dir: Path, *, host: Path | None = None,
                  extension: Path = EXTENSION) -> None:
         self.root, self.extension = root, extension
-        self.home, self.profile = root / "home", root / "home" / "chromium-profile"
+        self.home = root / "home"
+        self.profile = self.home / ".config" / "chromium"  # Chromium's own per-user folder in this HOME
         self.profile.mkdir(parents=True)
         self.env = browser_env(self.home, data_dir)
         self.extension_id = chromium_id(extension)
-        register_host("chromium", home=self.home, user_data_dir=self.profile, chromium_id=self.extension_id,
-                      executable=host or host_wrapper(root / "bin", self.env))
+        if host is None:
+            setup_browser("chromium", self.env)
+        else:
+            register_host("chromium", home=self.home, user_data_dir=self.profile, chromium_id=self.extension_id,
+                          executable=host)
         rules = ", ".join(f"MAP {h} 127.0.0.1:{server.port}" for h in HOSTS)
         args = [CHROMIUM, "--headless", "--no-sandbox", "--no-first-run", "--no-default-browser-check",
                 f"--user-data-dir={self.profile}", "--remote-debugging-port=0", f"--load-extension={extension}",
@@ -638,8 +638,10 @@ class Firefox(Browser):
         self.home, self.profile = root / "home", root / "home" / "firefox-profile"
         self.profile.mkdir(parents=True)
         self.env = browser_env(self.home, data_dir, MOZ_CRASHREPORTER_DISABLE="1")
-        register_host("firefox", home=self.home, user_data_dir=None,
-                      executable=host or host_wrapper(root / "bin", self.env))
+        if host is None:
+            setup_browser("firefox", self.env)
+        else:
+            register_host("firefox", home=self.home, user_data_dir=None, executable=host)
         prefs = {**FIREFOX_PREFS, "network.proxy.ssl": "127.0.0.1", "network.proxy.ssl_port": server.proxy.port,
                  "network.proxy.http": "127.0.0.1", "network.proxy.http_port": server.proxy.port}
         (self.profile / "user.js").write_text(

@@ -149,6 +149,13 @@ def popup_for(browser: harness.Browser, url: str) -> harness.Tab:
 # -- the tests ------------------------------------------------------------------------------------------------------
 
 
+def test_setup_browser_check_confirms_the_host_is_reachable(browser: harness.Browser) -> None:
+    """`desktop-memory setup-browser --check`: the host started as this browser starts it answers."""
+    kind = "chromium" if browser.name == "Chromium" else "firefox"
+    said = harness.setup_browser(kind, browser.env, "--check")
+    assert said.strip().startswith(f"{browser.name}: ready (desktop-memory"), said
+
+
 @needs_engine
 def test_a_conversation_is_remembered_one_memory_per_exchange(browser: harness.Browser, data_dir: Path) -> None:
     token = word()
@@ -276,9 +283,13 @@ def test_captures_wait_while_the_engine_is_unreachable_and_are_stored_when_it_is
     from desktop_memory.engine.lock import DataDirLock
 
     data_dir = browser_root / "offline-data"
-    # an engine has run here once (in the command's process: nothing holds the folder after it): the spool's
-    # key exists
-    dm(data_dir, "stats", DESKTOP_MEMORY_SERVICE="off")
+    # the host has reached an engine here once (the extension's first hello, the engine in the host's process:
+    # nothing holds the folder after it): the spool's key exists
+    env = harness.browser_env(Path(os.environ.get("HOME", "/tmp")), data_dir, DESKTOP_MEMORY_SERVICE="off")
+    hello = json.dumps({"id": 1, "type": "hello"}).encode()
+    first = subprocess.run([sys.executable, "-m", "desktop_memory", "native-host"], env=env, timeout=120,
+                           input=len(hello).to_bytes(4, sys.byteorder) + hello, capture_output=True, check=False)
+    assert first.returncode == 0 and json.loads(first.stdout[4:])["engine"] == "ready", first.stderr.decode()
     assert (data_dir / "spool" / "key.pub").is_file()
     token, url = word(), conversation_url("claude.ai")
     lock = DataDirLock(data_dir, wait_s=10)  # another process holds the folder: the engine cannot start
