@@ -244,6 +244,12 @@ mcp_stdio() {
     figure mcp_session_s "$(secs "$t")"
 }
 
+# -- 9c. the browser companion: the exe started as Chrome starts a native messaging host, frames over its pipes
+native_host() {
+    local data=$C/nativedata; rm -rf "$data"
+    "$VENV/bin/python" "$HERE/native_host.py" "$APP" "$(winpath "$data")" || return 1
+}
+
 # -- 10. tests/unit under the Windows Python ---------------------------------------------------------------
 unit_tests() {
     local t; t=$(now)
@@ -331,6 +337,7 @@ check "smoke test offscreen" smoke_offscreen
 check "smoke test on Xvfb with the windows platform plugin" smoke_xvfb
 check "tray app on Xvfb: secret copy skipped, plain copy found, hotkey, quit" drive_app
 check "MCP server over stdio: the SDK's client stores and finds a note" mcp_stdio
+check "native messaging host: started as Chrome starts it, binary frames over its pipes" native_host
 check "tests/unit under the Windows Python" unit_tests
 if ! wanted installer && ! wanted install_uninstall; then
     :
