@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -21,8 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
-from ..core.errors import InvalidInput, StorageError
+from ..core.errors import DesktopMemoryError, InvalidInput, StorageError, error_line
 from . import framing
+
+log = logging.getLogger(__name__)
 
 HOST_NAME = "org.desktop_memory.companion"
 # the Chromium extension's id, fixed by the "key" in extension/manifest.json (a copy of extension/EXTENSION_ID;
@@ -214,6 +217,19 @@ def install(keys: list[str], system: System, exe: Path, extension_ids: tuple[str
         else:
             lines.append(f"{browser.name}: wrote {target}")
     return lines
+
+
+def register_on_start(system: System | None = None, exe: Path | None = None) -> list[str]:
+    """The app's own registration where no installer step can do it (macOS: a disk image is only copied): the
+    manifest for each browser used on this computer that has none yet, pointing to this app. Never raises: a
+    problem is one line in the log (`setup-browser` says it to the person). The lines of what was written."""
+    try:
+        system = system or System.here()
+        keys = [k for k in installed(system) if registered(BROWSERS[k], system) is None]
+        return install(keys, system, exe or executable()) if keys else []
+    except (OSError, DesktopMemoryError) as exc:
+        log.warning("the browser companion's host could not be registered: %s", error_line(exc))
+        return []
 
 
 def remove(keys: list[str], system: System) -> list[str]:

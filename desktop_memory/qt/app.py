@@ -12,6 +12,7 @@ import math
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -134,6 +135,8 @@ class DesktopApp(QObject):
             return False
         self._set_engine_state("starting")
         self.bridge.start()
+        if sys.platform == "darwin" and getattr(sys, "frozen", False):  # a disk image has no install step
+            threading.Thread(target=_register_browser_host, name="browser-host", daemon=True).start()
         available = self.tray.show()
         log.info("tray icon shown (system tray available: %s)", available)
         if not available:
@@ -484,3 +487,12 @@ def run_app(data_dir: Path, argv: list[str] | None = None) -> int:
     wake.start()
     log.info("app started (pid %d)", os.getpid())
     return app.exec()
+
+
+def _register_browser_host() -> None:
+    """The browser companion's host registered for the browsers used here (browser/manifests.py), off the GUI
+    thread: on macOS only the app can (the disk image is copied, no installer runs)."""
+    from ..browser.manifests import register_on_start
+
+    for line in register_on_start():
+        log.info("browser companion: %s", line)

@@ -262,3 +262,24 @@ def test_check_starts_the_host_as_the_browser_would(here, capsys, tmp_path):
 def test_native_host_is_hidden_and_setup_browser_listed():
     text = main.build_parser().format_help()
     assert "native-host" not in text and "setup-browser" in text
+
+
+def test_the_app_registers_the_host_on_macos_for_the_browsers_used_there(tmp_path: Path, caplog):
+    """A disk image has no install step: the app writes the manifest for each browser used on this Mac that has
+    none, once (a manifest the person changed is left alone), and a problem never stops it."""
+    home = tmp_path / "home"
+    system = manifests.System("darwin", home, tmp_path / "config")
+    (home / "Library/Application Support/Google/Chrome").mkdir(parents=True)
+    (home / "Library/Application Support/Firefox").mkdir(parents=True)
+    exe = tmp_path / "desktop-memory.app" / "Contents" / "MacOS" / "desktop-memory"
+    wrote = manifests.register_on_start(system, exe)
+    assert [line.split(":")[0] for line in wrote] == ["Chrome", "Firefox"]
+    chrome = home / "Library/Application Support/Google/Chrome/NativeMessagingHosts" / f"{manifests.HOST_NAME}.json"
+    assert json.loads(chrome.read_text())["path"] == str(exe)
+    assert not (home / "Library/Application Support/Chromium").exists()  # a browser not used here: nothing
+    assert manifests.register_on_start(system, exe) == []  # registered already: nothing written again
+    (home / "Library/Application Support/Chromium").write_text("a file where a folder should be")
+    (home / "Library/Application Support/Microsoft Edge").mkdir()
+    (home / "Library/Application Support/Microsoft Edge/NativeMessagingHosts").write_text("not a folder")
+    assert manifests.register_on_start(system, exe) == []  # cannot write: one log line, no exception
+    assert "could not be registered" in caplog.text
