@@ -66,7 +66,7 @@ def main() -> int:
         if saved.get("status") != "added":
             failures.append(f"the capture was not added: {saved}")
         found = ask({"id": 3, "type": "search", "query": "staging proxy port", "limit": 3})
-        if not found.get("ok") or not any("8443" in h.get("snippet", "") for h in found.get("hits", [])):
+        if not found.get("ok") or not any(h.get("id") == saved.get("memory_id") for h in found.get("hits", [])):
             failures.append(f"search did not find the capture: {found}")
         else:
             print("   search: found")
