@@ -161,8 +161,9 @@ def test_remember_this_page_stores_its_readable_text(browser: harness.Browser, d
 def test_site_off_and_pause_all_stop_capture_and_the_last_captures_say_what_happened(
         browser: harness.Browser, data_dir: Path) -> None:  # noqa: F811
     token, url = word(), conversation_url("chatgpt.com")
-    title = f"Switches {token}"
+    title, title2 = f"Switches {token}", f"Another tab {token}"
     chat = open_conversation(browser, url, title)
+    chat2 = open_conversation(browser, conversation_url("claude.ai"), title2)
     popup = popup_for(browser, url)
     try:
         popup_ready(popup)
@@ -183,8 +184,14 @@ def test_site_off_and_pause_all_stop_capture_and_the_last_captures_say_what_happ
         popup.evaluate("(document.getElementById('pauseAll').click(), true)")  # capture again
         popup.wait_for("(globalThis.browser ?? chrome).storage.local.get('settings')"
                        ".then((g) => g.settings && !g.settings.paused)", what="pause off")
-        add_exchange(chat, f"On: is {token} three remembered?", "Yes: capture is on again.")
-        found = wait_memories(data_dir, token, lambda ms: len(ms) >= 1, "the exchange made with capture on")
+        # two exchanges in two tabs, answered together: both stored, both in the last captures
+        for tab, prompt, answer in ((chat, f"On: is {token} three remembered?", "Yes: capture is on again."),
+                                    (chat2, f"And {token} four?", "Yes, four too.")):
+            tab.evaluate(f"(window.sent = window.fixture.addExchange({json.dumps(prompt)}, {json.dumps(answer)}), "
+                         "true)")
+        for tab in (chat, chat2):
+            tab.evaluate("window.sent", timeout=30)
+        found = wait_memories(data_dir, token, lambda ms: len(ms) >= 2, "the exchanges made with capture on")
         time.sleep(1)
         found = with_word(data_dir, token)
         popup.goto(popup.evaluate("location.href"))  # the popup opened again
@@ -192,16 +199,19 @@ def test_site_off_and_pause_all_stop_capture_and_the_last_captures_say_what_happ
         recent = popup.wait_for(
             f"(() => {{ const rows = [...document.querySelectorAll('#recent li')].map((li) => "
             f"[li.querySelector('.status').textContent, li.querySelector('.what').textContent]); "
-            f"return rows.some((r) => r[1] === {json.dumps(title)}) && rows; }})()", what="the last captures")
+            f"return rows.filter((r) => r[1].includes({json.dumps(token)})).length >= 2 && rows; }})()",
+            what="the last captures")
         switches = popup.evaluate("[document.getElementById('siteOn').checked, "
                                   "document.getElementById('pauseAll').checked]")
     finally:
         popup.close()
         chat.close()
-    assert [m["content"] for m in found] == [f"You: On: is {token} three remembered?\n\n"
-                                             "ChatGPT: Yes: capture is on again."]
-    assert ["added", title] in recent
-    assert [r for r in recent if r[1] == title] == [["added", title]]  # the two skipped exchanges were not sent
+        chat2.close()
+    assert sorted(m["content"] for m in found) == [f"You: And {token} four?\n\nClaude: Yes, four too.",
+                                                   f"You: On: is {token} three remembered?\n\n"
+                                                   "ChatGPT: Yes: capture is on again."]
+    # the two exchanges stored, nothing for the two made while capture was off (they were never sent)
+    assert sorted(r for r in recent if token in r[1]) == [["added", title2], ["added", title]]
     assert switches == [True, False]
 
 
