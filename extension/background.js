@@ -34,6 +34,15 @@ async function load(keys) {
   return api.storage.local.get(keys);
 }
 
+// Read-modify-write of a storage key, one at a time: two captures answered together would otherwise both read
+// the same list and one would be lost (the same for the queue, the health and the settings).
+let updates = Promise.resolve();
+function serially(fn) {
+  const run = updates.then(fn, fn);
+  updates = run.catch(() => {});
+  return run;
+}
+
 async function save(values) {
   await api.storage.local.set(values);
   if ("host" in values || "health" in values || "settings" in values) await updateBadge();
@@ -130,9 +139,11 @@ async function hello() {
 
 // ---- captures -----------------------------------------------------------------------------------------------
 
-async function remember(entry) {
-  const { recent } = await load("recent");
-  await api.storage.local.set({ recent: C.addRecent(recent, entry) });
+function remember(entry) {
+  return serially(async () => {
+    const { recent } = await load("recent");
+    await api.storage.local.set({ recent: C.addRecent(recent, entry) });
+  });
 }
 
 // Send one capture; when the host cannot be reached it waits in the queue. Returns what the person is told.
@@ -146,8 +157,10 @@ async function capture(cap, { queued = false } = {}) {
     return { accepted: true, ok: Boolean(reply.ok), status, message };
   } catch (e) { // unreachable or no answer: keep it for later
     if (queued) throw e;
-    const { queue } = await load("queue");
-    await api.storage.local.set({ queue: C.enqueue(queue, cap) });
+    await serially(async () => {
+      const { queue } = await load("queue");
+      await api.storage.local.set({ queue: C.enqueue(queue, cap) });
+    });
     const message = "kept here until desktop-memory can be reached";
     await remember(Object.assign({ status: "queued", message }, label));
     return { accepted: true, ok: false, status: "queued", message };
@@ -167,8 +180,10 @@ async function flushQueue() {
       } catch (e) { // still unreachable: try again at the next hello
         return;
       }
-      const now = (await load("queue")).queue || [];
-      await api.storage.local.set({ queue: now.slice(1) });
+      await serially(async () => {
+        const now = (await load("queue")).queue || [];
+        await api.storage.local.set({ queue: now.slice(1) });
+      });
     }
   } finally {
     flushing = false;
@@ -198,14 +213,15 @@ async function onMessage(message, sender) {
         message: "capture is off" };
       return capture(cap);
     }
-    case "dm-health": {
-      const { health } = await load("health");
-      const next = Object.assign({}, health || {});
-      next[message.site] = { state: message.state === "changed" ? "changed" : "ok",
-        message: message.state === "changed" ? C.CHANGED : "", at: Date.now() / 1000 };
-      await save({ health: next });
-      return { ok: true };
-    }
+    case "dm-health":
+      return serially(async () => {
+        const { health } = await load("health");
+        const next = Object.assign({}, health || {});
+        next[message.site] = { state: message.state === "changed" ? "changed" : "ok",
+          message: message.state === "changed" ? C.CHANGED : "", at: Date.now() / 1000 };
+        await save({ health: next });
+        return { ok: true };
+      });
     case "dm-status": {
       try {
         await hello();
@@ -217,13 +233,14 @@ async function onMessage(message, sender) {
         settings: Object.assign({ paused: false, sites: {} }, got.settings || {}),
         queued: (got.queue || []).length, badge: got.badge || { text: "", title: "" } };
     }
-    case "dm-settings": {
-      const s = await settings();
-      if (typeof message.paused === "boolean") s.paused = message.paused;
-      if (message.site) s.sites = Object.assign({}, s.sites, { [message.site]: Boolean(message.enabled) });
-      await save({ settings: s });
-      return { ok: true, settings: s };
-    }
+    case "dm-settings":
+      return serially(async () => {
+        const s = await settings();
+        if (typeof message.paused === "boolean") s.paused = message.paused;
+        if (message.site) s.sites = Object.assign({}, s.sites, { [message.site]: Boolean(message.enabled) });
+        await save({ settings: s });
+        return { ok: true, settings: s };
+      });
     case "dm-search":
     case "dm-context": {
       const type = message.type.slice(3);

@@ -323,12 +323,16 @@
 
     function scan() {
       timer = null;
-      if (!enabled()) return;
+      const on = enabled();
       const now = Date.now();
       const r = read();
       const plan = planScan(state, r, now, (c, k) => store.get(c, k));
-      report(plan.health);
+      if (on) report(plan.health);
       for (const turn of plan.send) {
+        if (!on) { // finished while capture was off: never sent, not even once capture is on again
+          store.set(r.conversation, turn.key, turn.digest);
+          continue;
+        }
         const flight = r.conversation + ":" + turn.key + ":" + turn.digest;
         if (inFlight.has(flight)) continue;
         inFlight.add(flight);

@@ -343,6 +343,10 @@ class Tab:
     def close(self) -> None:
         raise NotImplementedError
 
+    def type(self, text: str) -> None:
+        """Real key events into the focused element, a key down and up per character; "\n" is Enter."""
+        raise NotImplementedError
+
     def screenshot(self, target: Path) -> Path:
         """The page as a PNG file (docs/screenshots)."""
         raise NotImplementedError
@@ -412,6 +416,15 @@ class Browser:
     def popup_url(self) -> str:
         raise NotImplementedError
 
+    def grant_active_tab(self, url: str) -> None:
+        """Give the extension `activeTab` on the tab showing `url`, as a person's click on its toolbar button or
+        menu does (neither protocol can click the browser's own menus)."""
+        raise NotImplementedError
+
+    def in_background(self, expression: str, timeout: float = 15.0) -> Any:
+        """Evaluate `expression` with `bg` the extension's background script's global object."""
+        raise NotImplementedError
+
     def close(self) -> None:
         raise NotImplementedError
 
@@ -467,6 +480,12 @@ class ChromiumTab(Tab):
         target.write_bytes(base64.b64decode(self.send("Page.captureScreenshot", {"format": "png"})["data"]))
         return target
 
+    def type(self, text: str) -> None:
+        for char in text:
+            key = {"key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13} if char == "\n" else {"key": char}
+            self.send("Input.dispatchKeyEvent", {"type": "keyDown", "text": "\r" if char == "\n" else char, **key})
+            self.send("Input.dispatchKeyEvent", {"type": "keyUp", **key})
+
     def close(self) -> None:
         self.cdp.call({"method": "Target.closeTarget", "params": {"targetId": self.target}}, 10)
 
@@ -498,7 +517,9 @@ class Chromium(Browser):
                 "--password-store=basic", "--use-mock-keychain", "--disable-gpu",
                 # tabs in the background keep their timers (the fixtures stream answers with setTimeout)
                 "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
-                "--disable-backgrounding-occluded-windows", "about:blank"]
+                "--disable-backgrounding-occluded-windows",
+                # the DevTools protocol's Extensions domain (grant_active_tab: Extensions.triggerAction)
+                "--enable-unsafe-extension-debugging", "about:blank"]
         self.log = (root / "chromium.log").open("wb")
         self.process = subprocess.Popen(args, env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
                                         start_new_session=True)
@@ -556,6 +577,21 @@ class Chromium(Browser):
 
     def popup_url(self) -> str:
         return f"chrome-extension://{self.extension_id}/popup.html"
+
+    def grant_active_tab(self, url: str) -> None:
+        # the toolbar button's click (the popup opens, then is closed): Chromium grants activeTab on that tab
+        tabs = self.send("Target.getTargets", {"filter": [{"type": "tab"}]})["targetInfos"]
+        target = next((t["targetId"] for t in tabs if t["url"] == url), None)
+        assert target is not None, f"no tab shows {url}"
+        before = {t["targetId"] for t in self.targets()}
+        self.send("Extensions.triggerAction", {"id": self.extension_id, "targetId": target})
+        popup = wait_until(lambda: next((t["targetId"] for t in self.targets() if t["targetId"] not in before
+                                         and t["url"].startswith(self.popup_url())), None),
+                           STARTUP_S, "the popup the toolbar button opens")
+        self.cdp.call({"method": "Target.closeTarget", "params": {"targetId": popup}}, 10)
+
+    def in_background(self, expression: str, timeout: float = 15.0) -> Any:
+        return self.background().evaluate(f"((bg) => ({expression}))(globalThis)", timeout)
 
     def close(self) -> None:
         with contextlib.suppress(AssertionError):  # already gone or not answering: stopped below
@@ -621,6 +657,13 @@ class FirefoxTab(Tab):
         shot = self.browser.send("browsingContext.captureScreenshot", {"context": self.context})
         target.write_bytes(base64.b64decode(shot["data"]))
         return target
+
+    def type(self, text: str) -> None:
+        keys = [{"type": kind, "value": "\ue007" if char == "\n" else char}
+                for char in text for kind in ("keyDown", "keyUp")]
+        self.browser.send("input.performActions", {"context": self.context,
+                                                   "actions": [{"type": "key", "id": "keyboard", "actions": keys}]})
+        self.browser.send("input.releaseActions", {"context": self.context})
 
     def close(self) -> None:
         self.browser.send("browsingContext.close", {"context": self.context})
@@ -715,6 +758,29 @@ class Firefox(Browser):
 
     def popup_url(self) -> str:
         return f"moz-extension://{FIREFOX_UUID}/popup.html"
+
+    def grant_active_tab(self, url: str) -> None:
+        # what Firefox's menus and toolbar button do on a click (ext-menus.js: tabManager.addActiveTabPermission)
+        self.chrome_evaluate(f"""(() => {{
+            const extension = WebExtensionPolicy.getByID({json.dumps(FIREFOX_ID)}).extension;
+            for (const win of Services.wm.getEnumerator("navigator:browser")) {{
+                for (const tab of win.gBrowser.tabs) {{
+                    if (tab.linkedBrowser.currentURI.spec === {json.dumps(url)}) {{
+                        extension.tabManager.addActiveTabPermission(tab);
+                        return true;
+                    }}
+                }}
+            }}
+            throw new Error("no tab shows " + {json.dumps(url)});
+        }})()""")
+
+    def in_background(self, expression: str, timeout: float = 15.0) -> Any:
+        # the background page (an event page in Firefox), reached from an extension page
+        page = self.new_tab(self.popup_url())
+        try:
+            return page.evaluate(f"browser.runtime.getBackgroundPage().then((bg) => ({expression}))", timeout)
+        finally:
+            page.close()
 
     def close(self) -> None:
         with contextlib.suppress(AssertionError):  # already gone or not answering: stopped below
