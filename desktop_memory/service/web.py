@@ -84,7 +84,11 @@ class WebCaptures:
             metadata["browser"] = item.browser
         if item.external_id:
             metadata["external_id"] = item.external_id
-        title = item.title if item.kind != "selection" else ""
+        title = item.title  # a selection's title is its own first line (as for a copy); its page's is kept
+        if item.kind == "selection":
+            title = ""
+            if item.title.strip():
+                metadata["page_title"] = item.title.strip()
         try:
             memory, counts = self.ingest.prepare(
                 decision.text, source="browser", title=title, tags=decision.tags, metadata=metadata,
