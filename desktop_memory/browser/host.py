@@ -67,6 +67,7 @@ class Host:
         self.access = access
         self._offline_until = 0.0
         self._spool_ready = False
+        self._warmed = False
 
     # -- the engine ------------------------------------------------------------------------------
     def call(self, fn: Callable[[Any], T]) -> T:
@@ -114,6 +115,9 @@ class Host:
         except Exception:  # noqa: BLE001 - hello always answers; the reason in the log
             log.warning("the engine's state could not be read", exc_info=log.isEnabledFor(logging.DEBUG))
             paused, engine = False, "offline"
+        if engine == "ready" and not self._warmed:  # the search model loaded now, not at the first capture
+            self._warmed = True
+            self.access.submit(_warm_up)
         return {"version": __version__, "engine": engine, "paused": paused}
 
     def capture(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -186,6 +190,15 @@ class Host:
         except Exception as exc:  # noqa: BLE001 - a bug answers this request, the host goes on
             log.warning("request failed: %s", error_line(exc), exc_info=log.isEnabledFor(logging.DEBUG))
             return {"id": rid, "ok": False, "error": error_line(exc)}
+
+
+def _warm_up(engine: Any) -> None:
+    """A search nobody waits for: the engine service loads its embedding model (seconds) while the person is
+    still reading, so the first exchange or popup search does not wait for it."""
+    try:
+        engine.search("warm up", limit=1, record_access=False)
+    except Exception:  # noqa: BLE001 - only a head start; the real request says what is wrong
+        log.debug("warming the engine up failed", exc_info=True)
 
 
 def _paused(engine: Any) -> bool:

@@ -55,6 +55,7 @@ class FakeEngine:
         self.captured: list[Any] = []
         self.hits: list[Hit] = []
         self.spool_opened = 0
+        self.searched: list[str] = []
         self.paused_until: float | None = None
 
     def open_spool(self, create=False):
@@ -71,6 +72,7 @@ class FakeEngine:
         return CaptureResult.saved("added", "m1", item.title, 0)
 
     def search(self, query, *, limit=10, **_):
+        self.searched.append(query)
         return self.hits[:limit]
 
     def context(self, query=None, *, ids=(), **_):
@@ -284,3 +286,13 @@ def test_an_engine_that_does_not_answer_in_time_counts_as_offline(tmp_path, monk
                  Stuck(), tmp_path)
     assert got[0]["status"] == "spooled" and got[1]["engine"] == "offline"
     assert len(spool.pending(tmp_path)) == 1
+
+
+def test_hello_warms_the_engine_up_once_so_the_first_capture_does_not_wait_for_the_model():
+    access = FakeAccess()
+    _, got = run(msg({"id": 1, "type": "hello"}) + msg({"id": 2, "type": "hello"}), access)
+    assert [g["engine"] for g in got] == ["ready", "ready"]
+    assert access.engine.searched == ["warm up"]  # one search nobody waits for, after the first hello
+    offline = FakeAccess(fail=StorageError("the folder is in use"))
+    run(msg({"id": 1, "type": "hello"}), offline)
+    assert offline.engine.searched == []
