@@ -1,12 +1,14 @@
 // desktop-memory companion: the background script (Chromium: a service worker; Firefox: an event page).
 // One native-messaging port to the host (org.desktop_memory.companion), requests matched to replies by id.
-// Captures that cannot reach the host wait in chrome.storage.local (bounded) and are sent again later.
+// Captures that cannot reach the host wait in chrome.storage.session (bounded; in memory, never on disk: they hold
+// the texts before the engine redacts them) and are sent again later; the host's own spool (encrypted) keeps them
+// when the host runs but the engine cannot.
 // Storage keys (chrome.storage.local):
 //   settings: {paused: bool, sites: {"chatgpt.com": bool, ...}}   (a missing site is on)
 //   host:     {reachable: bool, version, engine, paused, error, checkedAt}
 //   health:   {"chatgpt.com": {state: "ok"|"changed", message, at}}
 //   recent:   [{status, message, title, site, kind, at}]            (the last 20 captures, never their texts)
-//   queue:    [WebCapture]                                          (waiting for the host)
+//   queue:    [WebCapture]   in chrome.storage.session, not .local  (waiting for the host)
 //   badge:    {text, title}                                         (what the action badge shows)
 /* global DMCommon, importScripts */
 "use strict";
@@ -32,6 +34,17 @@ function browserName() {
 
 async function load(keys) {
   return api.storage.local.get(keys);
+}
+
+// The queue: the browser session's memory (storage.session), never the profile's disk.
+const memoryQueue = { queue: [] }; // where storage.session is missing
+async function loadQueue() {
+  if (!api.storage.session) return memoryQueue.queue;
+  return (await api.storage.session.get("queue")).queue || [];
+}
+async function saveQueue(queue) {
+  if (!api.storage.session) memoryQueue.queue = queue;
+  else await api.storage.session.set({ queue });
 }
 
 // Read-modify-write of a storage key, one at a time: two captures answered together would otherwise both read
@@ -158,8 +171,7 @@ async function capture(cap, { queued = false } = {}) {
   } catch (e) { // unreachable or no answer: keep it for later
     if (queued) throw e;
     await serially(async () => {
-      const { queue } = await load("queue");
-      await api.storage.local.set({ queue: C.enqueue(queue, cap) });
+      await saveQueue(C.enqueue(await loadQueue(), cap));
     });
     const message = "kept here until desktop-memory can be reached";
     await remember(Object.assign({ status: "queued", message }, label));
@@ -173,16 +185,15 @@ async function flushQueue() {
   flushing = true;
   try {
     for (;;) {
-      const { queue } = await load("queue");
-      if (!queue || !queue.length) return;
+      const queue = await loadQueue();
+      if (!queue.length) return;
       try {
         await capture(queue[0], { queued: true });
       } catch (e) { // still unreachable: try again at the next hello
         return;
       }
       await serially(async () => {
-        const now = (await load("queue")).queue || [];
-        await api.storage.local.set({ queue: now.slice(1) });
+        await saveQueue((await loadQueue()).slice(1));
       });
     }
   } finally {
@@ -228,10 +239,10 @@ async function onMessage(message, sender) {
       } catch (e) { // unreachable: the stored host state says so
         console.debug("hello", e);
       }
-      const got = await load(["host", "health", "recent", "settings", "queue", "badge"]);
+      const got = await load(["host", "health", "recent", "settings", "badge"]);
       return { host: got.host || { reachable: false }, health: got.health || {}, recent: got.recent || [],
         settings: Object.assign({ paused: false, sites: {} }, got.settings || {}),
-        queued: (got.queue || []).length, badge: got.badge || { text: "", title: "" } };
+        queued: (await loadQueue()).length, badge: got.badge || { text: "", title: "" } };
     }
     case "dm-settings":
       return serially(async () => {

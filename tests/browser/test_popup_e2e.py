@@ -44,9 +44,11 @@ def add_memory(data_dir: Path, text: str, title: str) -> str:  # noqa: F811 (the
     return str(json.loads(dm(data_dir, "add", "--json", "--title", title, text))["id"])
 
 
-def storage(browser: harness.Browser, key: str) -> Any:  # noqa: F811
+def storage(browser: harness.Browser, key: str | None) -> Any:  # noqa: F811
     page = browser.new_tab(browser.popup_url())
     try:
+        if key is None:  # all of it
+            return page.evaluate("(globalThis.browser ?? chrome).storage.local.get(null)")
         return page.evaluate(f"(globalThis.browser ?? chrome).storage.local.get({json.dumps(key)})"
                              f".then((got) => got[{json.dumps(key)}] ?? null)")
     finally:
@@ -223,6 +225,11 @@ def test_the_popup_says_when_desktop_memory_cannot_be_reached(
     try:
         url = conversation_url("claude.ai")
         chat = open_conversation(b, url)
+        token = word()
+        add_exchange(chat, f"My locker code is {token}, remember it", "Noted.")  # waits for the host, in memory
+        harness.wait_until(lambda: any(r.get("status") == "queued" for r in storage(b, "recent") or []), 20,
+                           "the capture kept for later")
+        kept_on_disk = storage(b, None)  # everything the extension keeps in the profile (storage.local)
         popup = popup_for(b, url)
         try:
             notice = popup.wait_for("(() => { const box = document.getElementById('host'); "
@@ -237,6 +244,10 @@ def test_the_popup_says_when_desktop_memory_cannot_be_reached(
         badge = storage(b, "badge")
     finally:
         b.close()
+    # the unredacted text waits in the browser session's memory (storage.session), never in the profile on disk
+    assert token not in json.dumps(kept_on_disk)
+    profile_files = [p for p in (browser_root / "no-host").rglob("*") if p.is_file()]
+    assert not [p for p in profile_files if token.encode() in p.read_bytes()]
     assert notice == "desktop-memory is not reachable: run desktop-memory setup-browser"
     assert searched == "desktop-memory is not reachable: run `desktop-memory setup-browser`"
     assert badge == {"text": "!", "title": "desktop-memory is not reachable: run `desktop-memory setup-browser`"}
