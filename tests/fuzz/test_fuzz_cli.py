@@ -18,10 +18,11 @@ from .strategies import argv_text, junk_lines, words
 
 pytestmark = pytest.mark.integration
 
-# commands that run until stopped, start the desktop app, load the local model (seconds each) or change the
-# folder's encryption: covered by their own tests, not drawn here
+# commands that run until stopped, start the desktop app, load the local model (seconds each), change the
+# folder's encryption, speak a browser's binary frames on the process's own stdin/stdout (native-host) or write
+# into the person's browser folders (setup-browser): covered by their own tests, not drawn here
 LEFT_OUT = {"app", "toggle", "capture-selection", "engine-host", "mcp", "enrich", "model verify", "model set",
-            "encryption on", "encryption off"}
+            "encryption on", "encryption off", "native-host", "setup-browser"}
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
