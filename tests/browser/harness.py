@@ -139,6 +139,8 @@ class _FixtureHandler(BaseHTTPRequestHandler):
             return
         name = posixpath.basename(urllib.parse.urlsplit(self.path).path)
         page = folder / name if name and (folder / name).is_file() else folder / "index.html"
+        if name == "fixture.js" and not (folder / name).is_file():  # the pages' shared driver
+            page = folder.parent / name
         kind = mimetypes.guess_type(page.name)[0] or "application/octet-stream"
         if kind.startswith("text/") or kind.endswith("javascript"):
             kind += "; charset=utf-8"
