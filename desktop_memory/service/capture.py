@@ -41,8 +41,10 @@ def rules_of(settings: Settings) -> list[CaptureRule]:
                        ignore_patterns=settings.capture_ignore_patterns, ignore_apps=settings.capture_ignore_apps)
 
 
-def capture(snap: Snapshot, settings: Settings, prepare: Prepare, store: Store) -> CaptureResult:
-    """Decide on one snapshot and store it when it passes; the answer says which and why."""
+def capture(snap: Snapshot, settings: Settings, prepare: Prepare, store: Store,
+            fields: dict[str, Any] | None = None) -> CaptureResult:
+    """Decide on one snapshot and store it when it passes; the answer says which and why. `fields`: what the
+    memory carries instead of the copy's own (the browser's captures: source, title, URL, metadata, time)."""
     try:
         rules = rules_of(settings)
     except (TypeError, ValueError) as exc:  # a broken rule: without it the copy could be kept unredacted
@@ -51,10 +53,10 @@ def capture(snap: Snapshot, settings: Settings, prepare: Prepare, store: Store) 
     if not decision.store:
         log.debug("capture skipped: %s", decision.reason)
         return CaptureResult.skipped(decision.reason)
-    meta = {"window": snap.window} if snap.window else {}
+    given = {"source": snap.source, "source_app": snap.app, "metadata": {"window": snap.window} if snap.window else {},
+             "created_at": copied_at(snap.at, time.time()), **(fields or {})}
     try:
-        memory, counts = prepare(decision.text, source=snap.source, source_app=snap.app, tags=decision.tags,
-                                 metadata=meta, created_at=copied_at(snap.at, time.time()))
+        memory, counts = prepare(decision.text, tags=decision.tags, **given)
     except InvalidInput as exc:  # longer than the folder's size limit, a field out of range
         return CaptureResult.skipped(" ".join(str(exc).split())[:200])
     if looks_like_password(memory.content, sum(counts.values())):

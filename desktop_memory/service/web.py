@@ -23,12 +23,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.capture import LOOKS_LIKE_PASSWORD, CaptureResult, Snapshot, copied_at, judge, looks_like_password
-from ..core.errors import InvalidInput
-from ..core.text import first_line
+from ..core.capture import CaptureResult, Snapshot
+from ..core.models import Memory
 from ..core.web import WebCapture
-from .capture import rules_of
+from . import capture
 from .ingest import Prepared
+from .reports import AddResult
 
 if TYPE_CHECKING:
     from .importing import Importer
@@ -66,19 +66,9 @@ class WebCaptures:
         """Decide on one capture from the browser and store it when it passes; the answer says which and why."""
         if item.private:
             return CaptureResult.skipped(PRIVATE)
-        settings = self.ingest.settings
-        try:
-            rules = rules_of(settings)
-        except (TypeError, ValueError) as exc:
-            return CaptureResult.skipped(f"a capture rule is broken ({str(exc)[:120]}): fix it in Settings")
         window = " - ".join(part for part in (item.title.strip(), item.url.strip()) if part)
-        snap = Snapshot(item.content(), app=item.source_app, window=window, source="clipboard",
-                        automatic=item.kind == "exchange", paused=self.capture_paused_until() is not None)
-        decision = judge(snap, rules=rules, capture_enabled=settings.capture_enabled,
-                         settings_problem=settings.problem)
-        if not decision.store:
-            log.debug("browser capture skipped: %s", decision.reason)
-            return CaptureResult.skipped(decision.reason)
+        snap = Snapshot(item.content(), app=item.source_app, window=window, automatic=item.kind == "exchange",
+                        paused=self.capture_paused_until() is not None, at=item.at)
         metadata = {"capture": item.kind, "site": item.site.strip().lower()}
         if item.browser:
             metadata["browser"] = item.browser
@@ -89,22 +79,15 @@ class WebCaptures:
             title = ""
             if item.title.strip():
                 metadata["page_title"] = item.title.strip()
-        try:
-            memory, counts = self.ingest.prepare(
-                decision.text, source="browser", title=title, tags=decision.tags, metadata=metadata,
-                created_at=copied_at(item.at, time.time()), source_app=item.source_app, source_url=item.url)
-        except InvalidInput as exc:  # longer than the folder's size limit, a field out of range
-            return CaptureResult.skipped(" ".join(str(exc).split())[:200])
-        if looks_like_password(memory.content, sum(counts.values())):
-            return CaptureResult.skipped(LOOKS_LIKE_PASSWORD)
-        if item.kind == "exchange":
-            result = self.importer.store_one(Prepared(0, memory, counts, session=item.session,
-                                                      external_id=item.external_id))
-        else:
-            result = self.ingest.store_prepared(memory, counts)
-        m = result.memory
-        return CaptureResult.saved(result.status, m.id, m.title or first_line(m.content, 60),
-                                   sum(result.redactions.values()))
+        fields = {"source": "browser", "title": title, "metadata": metadata, "source_url": item.url}
+
+        def store(memory: Memory, counts: dict[str, int]) -> AddResult:
+            if item.kind == "exchange":  # its identity and conversation: a new answer to the same turn, a version
+                return self.importer.store_one(Prepared(0, memory, counts, session=item.session,
+                                                        external_id=item.external_id))
+            return self.ingest.store_prepared(memory, counts)
+
+        return capture.capture(snap, self.ingest.settings, self.ingest.prepare, store, fields)
 
     # -- the spool --------------------------------------------------------------------------------
     @property
