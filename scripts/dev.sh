@@ -23,7 +23,8 @@ DESKTOP_APT=(libegl1 libgl1 libglib2.0-0 libfontconfig1 libxkbcommon0 libdbus-1-
     openbox  # a real window manager for the focus, stacking and geometry tests
     qemu-user binutils  # tests/qemu: llama.cpp on older CPU models; objdump reads what the libraries need
     chromium firefox-esr  # tests/browser: the extension in real browsers, headless (CDP and WebDriver BiDi)
-    nodejs)  # extension/tests: the extension's own tests (node --test)
+    nodejs  # extension/tests: the extension's own tests (node --test)
+    syncthing)  # tests/sync: two real Syncthing instances on loopback carry the sync folder between machines
 
 desktop_packages() {
     command -v dpkg-query >/dev/null || return 0  # not Debian: install the equivalents by hand
