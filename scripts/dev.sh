@@ -108,7 +108,7 @@ case "${1:-run}" in
         "$VENV/bin/python" -m ruff check desktop_memory tests bench
         "$VENV/bin/python" -m mypy  # the package, as pyproject.toml configures it (its exceptions listed there)
         # every test, inside a throw-away desktop session (Xvfb, tray host, D-Bus, keyring)
-        bash scripts/with-desktop.sh "$VENV/bin/python" -m pytest "$@"
+        DESKTOP_TIMEOUT=${DESKTOP_TIMEOUT:-3900} bash scripts/with-desktop.sh "$VENV/bin/python" -m pytest "$@"
         # the whole suite also runs the Windows tier under Wine (cached outside the checkout: ~16-22 min the
         # first time, ~5-13 min after); DESKTOP_MEMORY_WINDOWS_TIER=0 leaves it out
         if [ $# -eq 0 ] && [ "${DESKTOP_MEMORY_WINDOWS_TIER:-1}" != 0 ]; then

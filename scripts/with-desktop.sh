@@ -16,17 +16,44 @@ if [ -z "${DESKTOP_MEMORY_DESKTOP_SESSION:-}" ]; then
         command -v "$tool" >/dev/null || { echo "$0: $tool is missing (bash scripts/dev.sh setup installs it)" >&2; exit 1; }
     done
     export DESKTOP_MEMORY_DESKTOP_SESSION=1
+    session=$(mktemp -d "${TMPDIR:-/tmp}/desktop-session.XXXXXX")
+    export DESKTOP_MEMORY_SESSION_DIR="$session"
+    mkdir -p "$session/data" "$session/cache" "$session/config" "$session/runtime" "$session/services"
+    chmod 700 "$session/runtime"
+    # The keyring, started unlocked, and started again the same way by the bus should it end: the bus's own
+    # activation file would start a locked one (an invisible prompt, every secret refused).
+    cat >"$session/keyring.sh" <<KEYRING
+#!/usr/bin/env bash
+export XDG_DATA_HOME="$session/data" XDG_CACHE_HOME="$session/cache" XDG_CONFIG_HOME="$session/config"
+export XDG_RUNTIME_DIR="$session/runtime"
+echo "with-desktop: keyring daemon started (\$(date +%T))" >>"$session/keyring.log"
+exec gnome-keyring-daemon --foreground --unlock --components=secrets --control-directory="$session/runtime/keyring" \\
+    < <(printf '%s' "throwaway") >>"$session/keyring.log" 2>&1
+KEYRING
+    printf '[D-BUS Service]\nName=org.freedesktop.secrets\nExec=/bin/bash %s/keyring.sh\n' "$session" \
+        >"$session/services/org.freedesktop.secrets.service"
+    # the session bus's standard configuration, this session's services looked up first
+    cat >"$session/bus.conf" <<BUS
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <servicedir>$session/services</servicedir>
+  <include>/usr/share/dbus-1/session.conf</include>
+</busconfig>
+BUS
     # xvfb-run stops its X server when the session ends; dbus-run-session stops its bus.
-    exec timeout --kill-after=20 "${DESKTOP_TIMEOUT:-3000}" \
-        xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- bash "$0" "$@"
+    rc=0
+    timeout --kill-after=20 "${DESKTOP_TIMEOUT:-3000}" \
+        xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session --config-file="$session/bus.conf" -- \
+        bash "$0" "$@" || rc=$?
+    rm -rf "$session"
+    exit "$rc"
 fi
 
 # -- inside the X server and the D-Bus session -------------------------------------------------
-session=$(mktemp -d "${TMPDIR:-/tmp}/desktop-session.XXXXXX")
+session="$DESKTOP_MEMORY_SESSION_DIR"
 export XDG_DATA_HOME="$session/data" XDG_CACHE_HOME="$session/cache" XDG_CONFIG_HOME="$session/config"
 export XDG_RUNTIME_DIR="$session/runtime"
-mkdir -p "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$XDG_RUNTIME_DIR"
-chmod 700 "$XDG_RUNTIME_DIR"
 started=()
 
 cleanup() {
@@ -36,13 +63,16 @@ cleanup() {
     for pid in "${started[@]}"; do
         wait "$pid" 2>/dev/null || true
     done
-    rm -rf "$session"
+    # a keyring daemon the bus started again (after the first one ended) is stopped with the bus; say why
+    if [ "$(grep -c '^with-desktop: keyring daemon started' "$session/keyring.log" 2>/dev/null)" -gt 1 ]; then
+        echo "with-desktop: the keyring daemon ended during the session and was started again; its log:" >&2
+        tail -n 40 "$session/keyring.log" >&2
+    fi
 }
 trap cleanup EXIT
 
 # A fresh keyring unlocked with a throw-away password (a reused one would open an invisible prompt).
-printf '%s' "throwaway" | gnome-keyring-daemon --foreground --unlock --components=secrets \
-    --control-directory="$XDG_RUNTIME_DIR/keyring" >"$session/keyring.log" 2>&1 &
+bash "$session/keyring.sh" &
 started+=($!)
 trayer --edge top --align right --widthtype request --height 24 --SetDockType true \
     --transparent true --alpha 0 >"$session/trayer.log" 2>&1 &

@@ -231,8 +231,9 @@ def test_a_page_change_pauses_capture_and_says_so(browser: harness.Browser, data
         add_exchange(tab, f"Is the {token} page still read?", "It should not be: the markup changed.")
         storage.wait_for("(globalThis.browser ?? chrome).storage.local.get('health').then((got) => "
                          "(got.health || {})['chatgpt.com']?.state === 'changed')", PAUSED_S, "capture to pause")
-        badge = storage.evaluate("(globalThis.browser ?? chrome).storage.local.get('badge')"
-                                 ".then((got) => got.badge && got.badge.text)")
+        badge = storage.wait_for("(globalThis.browser ?? chrome).storage.local.get('badge')"
+                                 ".then((got) => got.badge && got.badge.text === '!' && got.badge.text)",
+                                 what="the '!' badge")
         popup = popup_for(browser, url)  # what the person sees on that tab
         try:
             notice = popup.wait_for("(() => { const box = document.getElementById('changed'); "
