@@ -2,7 +2,7 @@
 
 The facade owns the data folder (service/ownership.py) and wires the components that do the operations,
 each receiving only its collaborators: ingest.py (add, capture), importing.py (import), web.py (the browser's
-captures), retrieval.py (search, context), lifecycle.py (stored memories, stats, export), vector_sync.py (the
+captures), sync.py (other machines' changes through a synced folder), retrieval.py (search, context), lifecycle.py (stored memories, stats, export), vector_sync.py (the
 Chroma index), enrichment.py (the enricher), reembed.py (the embedding model) and maintenance.py (doctor, backup,
 restore, encryption on/off). Which component does an operation is declared with it (service/protocol.py).
 """
@@ -31,6 +31,7 @@ from .passage_backlog import PassageBacklog
 from .protocol import MemoryOperations, Operation
 from .reembed import EmbedderFor, ReEmbed
 from .retrieval import Reranker, Retrieval
+from .sync import Sync
 from .vector_sync import EMBEDDING_MODEL_KEY, VectorSync, release_process_cache
 from .web import WebCaptures
 
@@ -71,7 +72,8 @@ class MemoryService(MemoryOperations):
             self.foreground, self.enrichment._second_store, lambda: self.vector_sync.embedder, EMBEDDING_MODEL_KEY)
         self.maintenance = Maintenance(folder, lambda: self._own.store, self.vector_sync, self.enrichment,
                                        self.lifecycle, reopen_store=self.reopen_store, use_settings=self._use)
-        self._parts = (self.ingest, self.retrieval, self.lifecycle, self.enrichment)
+        self.sync = Sync(folder, store, settings, self.ingest, self.vector_sync)
+        self._parts = (self.ingest, self.retrieval, self.lifecycle, self.enrichment, self.sync)
         self.reembed.attach(self)  # resumes (or starts) a switch of the embedding model
 
     # -- what the service owns ----------------------------------------------------------------

@@ -35,6 +35,7 @@ from ..core.models import Hit, Memory, Version
 from ..core.query import Filters
 from ..core.web import WebCapture
 from ..engine.enrich_report import EnrichReport
+from ..sync.status import SyncStatus
 from . import AddResult, ImportReport
 from .reports import (
     BackupInfo,
@@ -324,6 +325,41 @@ class MemoryOperations:
     def export_to_file(self, target: Annotated[Path, LOCAL_PATH], *, fmt: str = "jsonl",
                        include_forgotten: bool = False) -> int:
         """Write every memory to a file ("jsonl" or "markdown"), readable by this user only; how many."""
+        ...
+
+    # -- sync between the person's machines (issue 35) -------------------------------------------
+    @operation(via="sync", patience=LONG)
+    def sync_setup(self, folder: Annotated[Path, LOCAL_PATH], phrase: str | None = None,
+                   name: str | None = None) -> SyncStatus:
+        """Join this machine to a sync set through a folder the person already syncs (Syncthing, Dropbox, iCloud
+        Drive...): a new set when the folder has none and no `phrase` is given, else the set the recovery
+        phrase opens. `name`: how other machines see this one (default: the host name). Then syncs once."""
+        ...
+
+    @operation(via="sync", patience=LONG)
+    def sync_now(self) -> SyncStatus:
+        """Write this machine's changes into the folder, apply the other machines' changes; the status after."""
+        ...
+
+    @operation(via="sync", retry_safe=True)
+    def sync_status(self) -> SyncStatus:
+        """Whether this machine syncs, the machines of the set, what each has seen, the last exchange, a problem."""
+        ...
+
+    @operation(via="sync", retry_safe=True)
+    def sync_phrase(self) -> str:
+        """The set's recovery phrase (another machine joins with it)."""
+        ...
+
+    @operation(via="sync")
+    def sync_leave(self) -> SyncStatus:
+        """Stop syncing on this machine (its memories stay; its key leaves the keyring)."""
+        ...
+
+    @operation(via="sync", patience=LONG)
+    def sync_remove(self, machine: str) -> SyncStatus:
+        """Remove another machine from the set (its name or id prefix): its later changes are ignored and the set
+        moves to a new key it does not have."""
         ...
 
     # -- backup and encryption ------------------------------------------------------------------
