@@ -486,7 +486,8 @@ class Sync:
         wanted = machine.strip().lower()
         rows = self.store.db.execute("SELECT machine, name, covered FROM sync_machines WHERE removed_at IS NULL"
                                      ).fetchall()
-        hits = [r for r in rows if r[0] != me and (r[0].startswith(wanted) or str(r[1]).lower() == wanted)]
+        hits = [(str(r[0]), str(r[1]), int(r[2])) for r in rows]  # type: ignore[arg-type]
+        hits = [r for r in hits if r[0] != me and (r[0].startswith(wanted) or r[1].lower() == wanted)]
         if not wanted or not hits:
             raise NotFound(f"no other machine of the sync set is called {machine!r}: `desktop-memory sync status` "
                            "lists them")
@@ -591,6 +592,12 @@ def _differences(m: Memory, t: Target) -> dict[str, Any]:
         out["forgotten"] = t.forgotten
     if list(m.tags) != t.tags:
         out["tags"] = t.tags
+    # what the group's first add was added with (the same text added on two machines: one memory, one origin);
+    # importance is the enricher's, here as everywhere
+    base = _memory(t, m.updated_at)
+    for key in ("source", "source_app", "source_url", "created_at", "metadata"):
+        if getattr(m, key) != getattr(base, key):
+            out[key] = getattr(base, key)
     return out
 
 

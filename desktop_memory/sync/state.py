@@ -145,11 +145,11 @@ class State:
                 best[name] = (hlc, value)
 
         def val(name: str, default: Any) -> Any:
-            return json.loads(best[name][1]) if name in best else default
+            return json.loads(str(best[name][1])) if name in best else default
 
-        tags = sorted(n[4:] for n, (_, v) in best.items() if n.startswith("tag:") and json.loads(v) is True)
+        tags = sorted(n[4:] for n, (_, v) in best.items() if n.startswith("tag:") and json.loads(str(v)) is True)
         try:
-            base = json.loads(first[2])
+            base = json.loads(str(first[2]))
         except ValueError:
             base = {}
         return Target(group, str(first[0]), members, base if isinstance(base, dict) else {},
@@ -181,10 +181,10 @@ class State:
             if str(hlc) <= tombs.get(str(grp), ""):
                 continue
             add_clock[str(mid)] = str(hlc)
-            yield {"o": "add", "id": mid, "g": grp, "t": hlc, "r": json.loads(record), "v": {}}
+            yield {"o": "add", "id": mid, "g": grp, "t": hlc, "r": json.loads(str(record)), "v": {}}
         for mid, name, hlc, value in self.db.execute(
                 "SELECT memory_id, field, hlc, value FROM sync_registers WHERE hlc LIKE ?", (suffix,)).fetchall():
-            yield {"o": "set", "id": mid, "f": name, "t": hlc, "v": json.loads(value)}
+            yield {"o": "set", "id": mid, "f": name, "t": hlc, "v": json.loads(str(value))}
         for grp, hlc in tombs.items():
             if hlc.endswith("-" + machine):
                 yield {"o": "purge", "g": grp, "t": hlc}
@@ -201,7 +201,8 @@ class State:
         self.db.execute("INSERT OR IGNORE INTO sync_machines(machine) VALUES (?)", (machine,))
         for s in seqs:
             self.db.execute("INSERT OR IGNORE INTO sync_applied(machine, seq) VALUES (?, ?)", (machine, s))
-        covered = int(self.db.execute("SELECT covered FROM sync_machines WHERE machine = ?", (machine,)).fetchone()[0])
+        covered = int(self.db.execute("SELECT covered FROM sync_machines WHERE machine = ?",
+                                      (machine,)).fetchone()[0])  # type: ignore[index]
         covered = max(covered, snapshot)
         present = {int(r[0]) for r in self.db.execute("SELECT seq FROM sync_applied WHERE machine = ? AND seq > ?",
                                                        (machine, covered))}
