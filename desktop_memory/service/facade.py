@@ -2,9 +2,10 @@
 
 The facade owns the data folder (service/ownership.py) and wires the components that do the operations,
 each receiving only its collaborators: ingest.py (add, capture), importing.py (import), web.py (the browser's
-captures), sync.py (other machines' changes through a synced folder), retrieval.py (search, context), lifecycle.py (stored memories, stats, export), vector_sync.py (the
-Chroma index), enrichment.py (the enricher), reembed.py (the embedding model) and maintenance.py (doctor, backup,
-restore, encryption on/off). Which component does an operation is declared with it (service/protocol.py).
+captures), sync.py (the other machines' changes through a synced folder), retrieval.py (search, context),
+lifecycle.py (stored memories, stats, export), vector_sync.py (the Chroma index), enrichment.py (the enricher),
+reembed.py (the embedding model) and maintenance.py (doctor, backup, restore, encryption on/off). Which component
+does an operation is declared with it (service/protocol.py).
 """
 
 from __future__ import annotations
