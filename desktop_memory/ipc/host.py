@@ -32,6 +32,7 @@ __all__ = ["ENGINE_NICE", "EngineLane", "lower_priority", "main", "serve"]
 
 log = logging.getLogger(__name__)
 READY, ERROR = "ready", "error:"
+SYNC_EVERY_S = float(os.environ.get("DESKTOP_MEMORY_SYNC_EVERY_S", "60"))  # the shared folder, while sync is set up
 
 
 def _watch_stdin(fd: int, stop: threading.Event) -> None:
@@ -89,11 +90,17 @@ def serve(data_dir: Path, *, enrich: bool = True, stdin_fd: int = 0, out: IO[str
     print(f"{READY} {os.getpid()}", file=out, flush=True)
     if service.web.spool_folder.is_dir():  # the browser's host has been used: its spool is drained now
         lane.put(lambda: _open_spool(service))  # after READY: the keyring may take a moment
+    next_sync = time.monotonic() + 5.0  # soon after the start: what the other machines did meanwhile
+    syncing = threading.Event()
     try:
         while not stop.wait(0.25):  # short waits: the main thread runs the signal handlers in between
             if service_idle_s is not None and server.idle_for() >= service_idle_s:
                 log.info("engine service idle for %.0f s: stopping", service_idle_s)
                 break
+            if time.monotonic() >= next_sync and not syncing.is_set():
+                next_sync = time.monotonic() + SYNC_EVERY_S
+                syncing.set()
+                lane.put(lambda: _sync(service, syncing))
     finally:
         log.info("engine host stopping")
         server.close()
@@ -111,6 +118,21 @@ def _open_spool(service: MemoryService) -> None:
     except Exception as exc:  # noqa: BLE001 - barrier: the engine serves without the spool
         log.warning("the browser capture spool cannot be used: %s", error_line(exc))
         log.debug("opening the spool failed", exc_info=True)
+
+
+def _sync(service: MemoryService, running: threading.Event) -> None:
+    """Exchange with the sync folder when sync is set up (service/sync.py); a problem is the status's line (the
+    tray and `sync status` show it) and one line in the log, never a stop of the engine."""
+    try:
+        if service.sync.configured:
+            status = service.sync.sync_now()
+            if status.problem:
+                log.info("sync: %s", status.problem)
+    except Exception as exc:  # noqa: BLE001 - barrier: the engine goes on serving without this round
+        log.warning("sync failed: %s", error_line(exc))
+        log.debug("sync failed", exc_info=True)
+    finally:
+        running.clear()
 
 
 def _another_answers(folder: Path) -> Callable[[], bool]:

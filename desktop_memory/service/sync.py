@@ -354,8 +354,8 @@ class Sync:
                 continue
             snapshot = bool(payload.get("snapshot"))
             cov, done = state.applied(machine)
-            if seq <= cov or (not snapshot and seq in done):
-                continue
+            if entry.canonical and (seq <= cov or (not snapshot and seq in done)):
+                continue  # a conflict copy is read for what it holds (a cloned machine's other segment of that seq)
             if machine in removed and seq > removed[machine]:
                 continue
             for op in ops:
@@ -369,7 +369,7 @@ class Sync:
                 state.saw_machine(machine, name=str(payload.get("name") or "")[:80] or None,
                                   public_key=str(payload.get("public") or "") or None, seq=seq,
                                   when=_seconds(payload.get("t")))
-            pending.append((machine, seq, snapshot, [op for op in ops if isinstance(op, dict)]))
+            pending.append((machine, seq if entry.canonical else 0, snapshot, [op for op in ops if isinstance(op, dict)]))
             count += len(ops)
             if count >= APPLY_BATCH:
                 own_snapshot_needed |= self._apply_files(pending, me)
@@ -394,8 +394,8 @@ class Sync:
                 purged |= {str(op.get("g")) for op in ops if op.get("o") == "purge"}
         self._materialize(groups)
         with self.store.transaction():
-            for machine, seq, snapshot, _ in files:
-                state.mark_applied(machine, [] if snapshot else [seq], snapshot=seq if snapshot else 0)
+            for machine, seq, snapshot, _ in files:  # seq 0: a conflict copy (never counted as its seq's segment)
+                state.mark_applied(machine, [] if snapshot or not seq else [seq], snapshot=seq if snapshot else 0)
         if not purged:
             return False
         marks = ",".join("?" * len(purged))
