@@ -53,3 +53,19 @@ class MemoryKeyring(keyring.backend.KeyringBackend):
     def delete_password(self, service: str, username: str) -> None:
         if self.items.pop((service, username), None) is None:
             raise keyring.errors.PasswordDeleteError(username)
+
+
+class MemorySecrets:
+    """The sync set's keys in a dict instead of the OS keyring (service/sync.Secrets' interface)."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, str] = {}
+
+    def get(self, name: str) -> str | None:
+        return self.data.get(name)
+
+    def set(self, name: str, value: str) -> None:
+        self.data[name] = value
+
+    def delete(self, name: str) -> bool:
+        return self.data.pop(name, None) is not None

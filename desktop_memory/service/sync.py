@@ -245,6 +245,8 @@ class Sync:
         """Turn what changed here into ops, write them as new segments, then record them as applied."""
         ids = [str(r[0]) for r in self.store.db.execute("SELECT memory_id FROM sync_changes")]
         if not ids:
+            if int(self._meta("seq") or 0) == 0:  # a machine that joined with nothing: says who it is (its public
+                self._write_segment(where, keys, [], clock)  # key: the key of a later epoch is granted to it)
             return
         state = self._state
         for start in range(0, len(ids), SEGMENT_OPS):

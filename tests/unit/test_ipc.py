@@ -26,6 +26,8 @@ from desktop_memory.ipc import address
 from desktop_memory.ipc.client import HostGone, RemoteService, connect
 from desktop_memory.ipc.codec import RemoteBug
 from desktop_memory.ipc.server import IpcServer
+from desktop_memory.service import MemoryService
+from tests.fakes import FakeEmbedder, MemorySecrets
 
 
 @pytest.fixture(autouse=True)
@@ -433,6 +435,14 @@ def _examples(service) -> dict[str, object]:
     second = service.search("Lisbon hotel", limit=1)[0].memory
     made = service.folder.parent / "made.backup"
     service.create_backup(made, None)
+    shared = service.folder.parent / "shared"  # sync: this machine and another in a set, keys in memory
+    shared.mkdir(exist_ok=True)
+    service.sync.secrets = MemorySecrets()
+    service.sync_setup(shared, name="this")
+    with MemoryService(service.folder.parent / "other", embedder=FakeEmbedder()) as other:
+        other.sync.secrets = service.sync.secrets
+        other.sync_setup(shared, phrase=service.sync_phrase(), name="other")
+    service.sync_now()
     return {
         "content": "A new note: the standup moved to 9:15", "source": "manual",
         "snapshot": Snapshot("The offsite is in Lisbon on May 12th", {"text/x-probe": b"\x00\xff"}, app="Slack"),
@@ -450,6 +460,7 @@ def _examples(service) -> dict[str, object]:
         "target": service.folder.parent / "new.backup", "passphrase": None, "overwrite": True,
         "verify_backup.source": made, "restore_backup.source": made, "encrypted": False,
         "name": "all-MiniLM-L6-v2",  # set_embedding_model: the one in use (no re-embedding)
+        "folder": shared, "phrase": None, "sync_setup.name": "this", "machine": "other",
     }
 
 
