@@ -162,7 +162,6 @@ class DesktopApp(QObject):
                            self._prepared, self._prepared)
         self.bridge.submit(lambda s: s.index_status(), self._index_checked)  # after the warm-up opened the index
         self._start_enrichment()
-        self.sync.start()
 
     def _index_checked(self, status: IndexStatus) -> None:
         """A damaged or missing vector index was moved aside and is rebuilt from the database: say so once."""
@@ -178,6 +177,7 @@ class DesktopApp(QObject):
             log.info("embedding model loaded")
         if self.engine_state == "preparing":
             self._set_engine_state("ready")
+        self.sync.start()  # with the model loaded: memories from the other machines are embedded at once
 
     def _first_settings(self, settings: Settings) -> None:
         """The engine is open and its settings applied (the clipboard watcher, the hotkeys): ready."""

@@ -36,8 +36,9 @@ class SyncTicker(QObject):
         self.timer.timeout.connect(self.tick)
 
     def start(self) -> None:
-        self.timer.start()
-        self.tick()
+        if not self.timer.isActive():
+            self.timer.start()
+            self.tick()
 
     def stop(self) -> None:
         self.timer.stop()
