@@ -48,6 +48,16 @@ def test_a_memory_added_on_one_machine_is_found_on_the_other(two):
     assert status["configured"] and {m["name"] for m in status["machines"]} == {"laptop", "desktop"}
     assert run(b, "sync").stdout.decode() == table  # `sync` alone is `sync status`
 
+    run(b, "add", "The desktop's backup disk is the grey one")  # A knows B once B has written
+    run(b, "sync", "now")
+    run(a, "sync", "now")
+    assert "grey one" in run(a, "search", "backup disk").stdout.decode()
+    run(a, "sync", "remove", "desktop")
+    assert "removed" in run(a, "sync", "status").stdout.decode()
+    removed = run(b, "sync", "now", check=False)
+    assert removed.returncode == 1 and "removed from the sync set" in removed.stdout.decode()
+    assert run(b, "sync", "status", "--json", check=False).returncode == 1
+
     run(b, "sync", "leave")
     assert run(b, "sync", "status").stdout.decode().strip() == "Sync is off"
 
