@@ -15,12 +15,20 @@ from ..core.text import one_line, utf8_safe
 from ..engine import failures, session_env
 from ..ipc.client import host_or_local
 from ..ipc.service_start import open_service, service_wanted
-from . import browser_commands, commands, embedder_commands, enrich_commands, mcp_commands, privacy_commands
+from . import (
+    browser_commands,
+    commands,
+    embedder_commands,
+    enrich_commands,
+    mcp_commands,
+    privacy_commands,
+    sync_commands,
+)
 
 PROG = "desktop-memory"
 # arguments that name files: kept as the OS gave them (a Linux file name may hold bytes that are not UTF-8,
 # which Python carries as lone surrogates); every other argument is text and made valid UTF-8 (`_as_text`)
-PATH_ARGS = frozenset({"data_dir", "file", "output", "config", "path", "passphrase_file"})
+PATH_ARGS = frozenset({"data_dir", "file", "output", "config", "path", "passphrase_file", "folder"})
 
 
 def _filters(p: argparse.ArgumentParser) -> None:
@@ -146,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     embedder_commands.add_parsers(sub)
     privacy_commands.add_parsers(sub)
     browser_commands.add_parsers(sub)
+    sync_commands.add_parsers(sub)
     return parser
 
 

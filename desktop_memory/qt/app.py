@@ -37,6 +37,7 @@ from .hotkeys import GlobalHotkeys
 from .queue_watch import QueueWatch
 from .search_window import SearchWindow
 from .settings_window import SettingsWindow
+from .sync_ticker import SyncTicker
 from .tray import Tray, icon
 from .welcome import WelcomeWindow
 
@@ -97,6 +98,7 @@ class DesktopApp(QObject):
         self._resume.timeout.connect(self.resume_capture)
         self.queue_watch = QueueWatch(lambda: connect(data_dir), self)  # the queue's length, pushed by the engine
         self._tray_watch = QTimer(self, interval=1000)
+        self.sync = SyncTicker(self.bridge, self)  # sync every minute while set up; the tray's sync line
         self._tray_watch.timeout.connect(self._check_tray)
 
         self.bridge.engine_state.connect(self._engine_state)
@@ -112,6 +114,7 @@ class DesktopApp(QObject):
         self.instance.command_received.connect(self._command)
         self.queue_watch.queued.connect(self._queue_changed)
         self.queue_watch.model_problem.connect(self._model_problem)
+        self.sync.line.connect(self.tray.set_sync_line)
         t = self.tray
         t.search_requested.connect(self.search.toggle)
         t.capture_requested.connect(self.capture_clipboard)
@@ -127,6 +130,7 @@ class DesktopApp(QObject):
         t.model_retry_requested.connect(lambda: self.bridge.submit(lambda s: s.retry_failed_enrichment(),
                                                                    lambda _: None, self.notify))
         t.quit_requested.connect(self.quit)
+        t.menu.aboutToShow.connect(lambda: t.set_sync_line(self.sync.current_line()))  # "N min ago" true when shown
 
     # -- start and stop -----------------------------------------------------------------------
     def start(self) -> bool:
@@ -173,6 +177,7 @@ class DesktopApp(QObject):
             log.info("embedding model loaded")
         if self.engine_state == "preparing":
             self._set_engine_state("ready")
+        self.sync.start()  # with the model loaded: memories from the other machines are embedded at once
 
     def _first_settings(self, settings: Settings) -> None:
         """The engine is open and its settings applied (the clipboard watcher, the hotkeys): ready."""
@@ -270,6 +275,7 @@ class DesktopApp(QObject):
         self.watcher.stop()
         self.hotkeys.close()
         self.queue_watch.stop()
+        self.sync.stop()
         self._tray_watch.stop()
         self.instance.close()
         self.tray.hide()
@@ -452,6 +458,7 @@ class DesktopApp(QObject):
             self._settings_window = SettingsWindow(self.bridge, self.data_dir)
             self._settings_window.notice.connect(self.notify)
             self._settings_window.saved.connect(self._settings_loaded)
+            self._settings_window.sync.status_changed.connect(self.sync.show)  # the tray follows the Sync tab
             self._settings_window.hotkey_trial = self.apply_hotkeys  # changed combos are tried before saving
             self._settings_window.show_hotkeys(*self._hotkey_notes(self._hotkey_problems))
         return self._settings_window

@@ -47,6 +47,7 @@ from . import autostart, hotkeys
 from .bridge import EngineBridge
 from .importing import ChunkedImport
 from .rules_editor import RulesEditor
+from .sync_section import SyncSection
 
 if TYPE_CHECKING:
     from ..imports.feed import Feed
@@ -80,7 +81,7 @@ def _open_jsonl(source: Path) -> IO[bytes]:
 
 
 class SettingsWindow(QDialog):
-    """A compact tabbed dialog (General, Capture, Hotkeys, AI and model, Privacy), centred on its screen and
+    """A compact tabbed dialog (General, Capture, Hotkeys, AI and model, Privacy, Sync), centred on its screen and
     never taller than it: Save and Close stay in view on a 1280x720 laptop."""
 
     saved = Signal(object)  # the new Settings, already applied by the engine
@@ -104,6 +105,9 @@ class SettingsWindow(QDialog):
         self.tabs.addTab(self._hotkeys_tab(), "Hot&keys")
         self.tabs.addTab(self._model_tab(), "AI and &model")
         self.tabs.addTab(self._privacy_tab(), "&Privacy")
+        self.sync = SyncSection(bridge)  # its own engine calls; its notices are the window's
+        self.sync.notice.connect(self.notice)
+        self.tabs.addTab(self.sync, "S&ync")
 
         self.error = QLabel()
         self.error.setWordWrap(True)
@@ -312,6 +316,7 @@ class SettingsWindow(QDialog):
     def show_settings(self, settings: Settings) -> None:
         """Fill the form from settings and show the window."""
         self.load(settings)
+        self.sync.refresh()
         if not self.isVisible():
             self.place()
         self.show()

@@ -43,7 +43,7 @@ RECENT_SHOWN = 20  # the last captures in Recent captures; "Show all in the sear
 
 class Tray(QObject):
     """Menu: Search…, Capture clipboard now, Capture selected text (each with its hotkey), Pause capture,
-    Recent captures, Settings…, Open data folder, Quit;
+    Recent captures, Settings…, Open data folder, Quit; the sync line at the top while sync is set up;
     "Retry starting the memory engine" at the top while it is stopped. Every entry of a menu has its own
     accelerator (tests/gui/test_menus.py checks every menu of the app)."""
 
@@ -78,6 +78,10 @@ class Tray(QObject):
         for action in (self.model_line, self.model_retry_action):
             action.setVisible(False)
             self.menu.addAction(action)
+        self.sync_line = QAction("", self)  # "Synced 2 min ago with 1 other machine" (hidden while sync is off)
+        self.sync_line.setEnabled(False)
+        self.sync_line.setVisible(False)
+        self.menu.addAction(self.sync_line)
         self.search_action = self.menu.addAction("&Search…", self.search_requested.emit)
         self.capture_action = self.menu.addAction("&Capture clipboard now", self.capture_requested.emit)
         self.selection_action = self.menu.addAction("Capture se&lected text", self.selection_requested.emit)
@@ -137,6 +141,12 @@ class Tray(QObject):
         self.model_line.setToolTip(problem)
         self.model_line.setVisible(bool(problem))
         self.model_retry_action.setVisible(bool(problem))
+
+    def set_sync_line(self, line: str) -> None:
+        """Sync's state in one line ("" while sync is off: hidden)."""
+        self.sync_line.setText(headline.cut(line, 90).replace("&", "&&"))
+        self.sync_line.setToolTip(line)
+        self.sync_line.setVisible(bool(line))
 
     def set_recent(self, events: list[CaptureEvent]) -> None:
         """What the last copies became: saved ones open in the search window; skipped ones say why only."""

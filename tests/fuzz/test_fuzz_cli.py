@@ -20,9 +20,10 @@ pytestmark = pytest.mark.integration
 
 # commands that run until stopped, start the desktop app, load the local model (seconds each), change the
 # folder's encryption, speak a browser's binary frames on the process's own stdin/stdout (native-host) or write
-# into the person's browser folders (setup-browser): covered by their own tests, not drawn here
+# into the person's browser folders (setup-browser) or into any folder named (sync setup makes the sync dir there
+# and keeps a key in the keyring): covered by their own tests, not drawn here
 LEFT_OUT = {"app", "toggle", "capture-selection", "engine-host", "mcp", "enrich", "model verify", "model set",
-            "encryption on", "encryption off", "native-host", "setup-browser"}
+            "encryption on", "encryption off", "native-host", "setup-browser", "sync setup"}
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -163,8 +164,8 @@ def test_any_settings_file_is_one_line_and_never_rewritten_behind_the_persons_ba
 
 def test_the_commands_drawn_cover_the_parser():
     """A new command is fuzzed without anyone listing it here."""
-    assert {"add", "search", "context", "import", "export", "purge", "backup create", "setup-mcp", "stats"} <= set(
-        COMMANDS)
+    assert {"add", "search", "context", "import", "export", "purge", "backup create", "setup-mcp", "stats",
+            "sync status", "sync remove"} <= set(COMMANDS)
 
 
 def test_run_helper_sees_a_traceback(monkeypatch):
