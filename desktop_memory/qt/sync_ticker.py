@@ -1,8 +1,8 @@
-"""Sync every minute while sync is set up, and the tray's sync line (issue 35).
+"""The tray's sync line (issue 35), read every minute.
 
-The one place the app syncs by itself: a QTimer submits `sync_now` (or only `sync_status` while sync is off) to
-the engine lane, coalesced (a tick still waiting is replaced by the next), so the GUI thread never waits. The
-engine host may take this over later; then this keeps only the line.
+The engine host exchanges with the sync folder by itself (ipc/host.py, every minute); a QTimer here asks it for
+`sync_status` through the engine lane, coalesced (a tick still waiting is replaced by the next), so the GUI thread
+never waits, and the line says what the status says.
 """
 
 from __future__ import annotations
@@ -17,9 +17,8 @@ INTERVAL_MS = 60_000
 LANE = "sync-tick"
 
 
-def sync_if_configured(service: MemoryOperations) -> SyncStatus:
-    status = service.sync_status()
-    return service.sync_now() if status.configured else status
+def read_status(service: MemoryOperations) -> SyncStatus:
+    return service.sync_status()
 
 
 class SyncTicker(QObject):
@@ -44,7 +43,7 @@ class SyncTicker(QObject):
         self.timer.stop()
 
     def tick(self) -> None:
-        self.bridge.submit(sync_if_configured, self.show, self._failed, lane=LANE)
+        self.bridge.submit(read_status, self.show, self._failed, lane=LANE)
 
     def show(self, status: SyncStatus) -> None:
         """A status from a tick or from the Settings window's Sync tab."""

@@ -1,12 +1,12 @@
-"""The tray's sync line: hidden while sync is off, the status while it is set up, a problem in one line; and the
-app syncs by itself on a timer (every minute; faster here)."""
+"""The tray's sync line: hidden while sync is off, the status while it is set up, a problem in one line, read on a
+timer (every minute; faster here). The engine host syncs by itself: tests/integration/test_sync_engine_host.py."""
 
 from __future__ import annotations
 
 import shutil
 
 
-def test_the_tray_shows_the_sync_line_and_the_app_syncs_by_itself(qtbot, start_app, engine, tmp_path) -> None:
+def test_the_tray_shows_the_sync_line_and_follows_the_status(qtbot, start_app, engine, tmp_path) -> None:
     shared = tmp_path / "shared"
     shared.mkdir()
     app = start_app(lambda a: a.sync.timer.setInterval(300))
@@ -19,8 +19,10 @@ def test_the_tray_shows_the_sync_line_and_the_app_syncs_by_itself(qtbot, start_a
     assert line.text() == "Synced just now (no other machine yet)" and not line.isEnabled()
 
     engine(app.bridge, lambda s: s.add("Bring the blue folder to the dentist on Friday"))
+    qtbot.waitUntil(lambda: app.sync.status.pending == 1, timeout=10_000)  # the next tick reads it
+    engine(app.bridge, lambda s: s.sync_now())
     qtbot.waitUntil(lambda: app.sync.status.pending == 0 and app.sync.status.machines[0].last_seq >= 1,
-                    timeout=10_000)  # written to the shared folder by a tick, not by the test
+                    timeout=10_000)
 
     shutil.rmtree(shared)
     qtbot.waitUntil(lambda: line.text().startswith("Sync: the sync folder"), timeout=10_000)
