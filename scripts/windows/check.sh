@@ -250,6 +250,11 @@ native_host() {
     "$VENV/bin/python" "$HERE/native_host.py" "$APP" "$(winpath "$data")" || return 1
 }
 
+# -- 9d. sync between two machines: two data folders, one shared folder, the key in the Windows keyring ---------
+sync_check() {
+    "$VENV/bin/python" "$HERE/sync_check.py" "$APP" "$C/syncwork" || return 1
+}
+
 # -- 10. tests/unit under the Windows Python ---------------------------------------------------------------
 unit_tests() {
     local t; t=$(now)
@@ -338,6 +343,7 @@ check "smoke test on Xvfb with the windows platform plugin" smoke_xvfb
 check "tray app on Xvfb: secret copy skipped, plain copy found, hotkey, quit" drive_app
 check "MCP server over stdio: the SDK's client stores and finds a note" mcp_stdio
 check "native messaging host: started as Chrome starts it, binary frames over its pipes" native_host
+check "sync: two machines through one folder, the key in the Windows keyring" sync_check
 check "tests/unit under the Windows Python" unit_tests
 if ! wanted installer && ! wanted install_uninstall; then
     :
