@@ -56,7 +56,7 @@ def main() -> int:
         for machine in ("one", "two"):
             now = run(machine, "sync", "now")
             if now.returncode != 0:
-                failures.append(f"sync now on {machine}: exit {now.returncode}: {now.stdout[-200:]} {now.stderr[-200:]}")
+                failures.append(f"sync now on {machine}: exit {now.returncode}: {now.stderr[-200:]}")
         found = run("two", "search", "router admin page port", "--json")
         hit = found.returncode == 0 and "8181" in found.stdout
         print(f"   the memory on the other machine: {'found' if hit else 'NOT found'}")
