@@ -247,9 +247,12 @@ class Sync:
         if not ids:
             return
         state = self._state
+        me = self._meta("machine") or ""
+        holds = False  # a purge here of something this machine's own log holds: the log is compacted after
         for start in range(0, len(ids), SEGMENT_OPS):
             chunk = ids[start:start + SEGMENT_OPS]
             ops = self._changes_to_ops(chunk, state, clock)
+            holds |= self._log_holds({str(op["g"]) for op in ops if op["o"] == "purge"}, me)
             if ops:
                 self._write_segment(where, keys, ops, clock)
             with self.store.transaction():
@@ -258,6 +261,8 @@ class Sync:
                 self.store.db.execute(f"DELETE FROM sync_changes WHERE memory_id IN ({marks})", chunk)
                 self._set_meta("clock", clock.last)
             self._materialize(groups)
+        if holds:
+            self.compact(where, keys, clock)
 
     def _changes_to_ops(self, ids: list[str], state: State, clock: hlc.Clock) -> list[dict[str, Any]]:
         found = self.store.get_many(ids)
@@ -386,21 +391,32 @@ class Sync:
         """Apply these files' ops, bring the store in line, then record them as applied; whether a purge among them
         removed something this machine's own log still holds (its log is then compacted)."""
         state = self._state
+        purged = {str(op.get("g")) for _, _, _, ops in files for op in ops if op.get("o") == "purge"}
+        holds = self._log_holds(purged, me)  # asked before the purges drop what they name
         with self.store.transaction():
             groups: set[str] = set()
-            purged: set[str] = set()
             for _, _, _, ops in files:
                 groups |= state.apply(ops)
-                purged |= {str(op.get("g")) for op in ops if op.get("o") == "purge"}
         self._materialize(groups)
         with self.store.transaction():
             for machine, seq, snapshot, _ in files:
                 state.mark_applied(machine, [] if snapshot else [seq], snapshot=seq if snapshot else 0)
-        if not purged:
+        return holds
+
+    def _log_holds(self, groups: set[str], me: str) -> bool:
+        """Whether this machine's log holds an op about these groups' memories (an add, or a value it set)."""
+        if not groups:
             return False
-        marks = ",".join("?" * len(purged))
-        return bool(self.store.scalar(f"SELECT count(*) FROM sync_adds WHERE grp IN ({marks}) AND hlc LIKE ?",
-                                      [*purged, "%-" + me]))
+        groups_ = sorted(groups)
+        for i in range(0, len(groups_), 500):
+            chunk = groups_[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            if self.store.scalar(
+                    f"SELECT EXISTS (SELECT 1 FROM sync_adds a WHERE a.grp IN ({marks}) AND (a.hlc LIKE ? OR EXISTS "
+                    "(SELECT 1 FROM sync_registers r WHERE r.memory_id = a.memory_id AND r.hlc LIKE ?)))",
+                    [*chunk, "%-" + me, "%-" + me]):
+                return True
+        return False
 
     def _own_segments(self, where: Path, me: str) -> int:
         try:
