@@ -435,13 +435,20 @@ class Sync:
             with self.store.transaction():
                 for group in groups[start:start + 500]:
                     target = state.target(group)
-                    local = self._local_row(target.members)
+                    rows = self._local_rows(target.members)
                     if target.memory_id is None:
-                        if local is not None:
-                            self.store.delete([local.id])
-                            touched.append(local.id)
+                        if rows:
+                            self.store.delete([m.id for m in rows])
+                            touched += [m.id for m in rows]
                         state.forget_texts(group)
                         continue
+                    # one memory per group: a second row here (the text added again after its first row's text was
+                    # edited away, or added twice before the sync) is merged into the one kept
+                    local = next((m for m in rows if m.id == target.memory_id), rows[0] if rows else None)
+                    extra = [m.id for m in rows if local is not None and m.id != local.id]
+                    if extra:
+                        self.store.delete(extra)
+                        touched += extra
                     if local is None:
                         inserts.append(target)
                         continue
@@ -471,14 +478,10 @@ class Sync:
                         f"DELETE FROM sync_changes WHERE memory_id IN ({','.join('?' * len(chunk))})", chunk)
             self.vectors.sync()
 
-    def _local_row(self, members: list[str]) -> Memory | None:
-        if not members:
-            return None
-        found = self.store.get_many(members)
-        for mid in members:
-            if mid in found:
-                return found[mid]
-        return None
+    def _local_rows(self, members: list[str]) -> list[Memory]:
+        """The rows of this store that belong to a group (normally one), in the group's order."""
+        found = self.store.get_many(members) if members else {}
+        return [found[mid] for mid in members if mid in found]
 
     # -- compaction ----------------------------------------------------------------------------
     def compact(self, where: Path, keys: dict[int, bytes], clock: hlc.Clock) -> None:
