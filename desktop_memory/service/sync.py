@@ -169,7 +169,7 @@ class Sync:
         set_id = self._meta("set") or ""
         with self.store.transaction():
             self._state.clear()
-            for k in ("on", "folder", "set", "machine", "name", "epoch", "clock", "seq", "last"):
+            for k in ("on", "folder", "set", "machine", "name", "epoch", "clock", "seq", "last", "cuts"):
                 self.store.db.execute("DELETE FROM meta WHERE key = ?", ("sync." + k,))
         with contextlib.suppress(Exception):  # the keyring may be gone: the folder no longer syncs anyway
             self.secrets.delete(KEY_ENTRY + set_id)
@@ -312,18 +312,33 @@ class Sync:
         seq = self._next_seq(mine)
         public = self._keyring().get("public", "")
         while True:
+            cuts = self._cuts()
             payload = {"machine": me, "seq": seq, "snapshot": snapshot, "name": self._meta("name") or "",
-                       "public": public, "t": clock.now(), "ops": ops}
+                       "public": public, "t": clock.now(), "ops": ops, "cuts": cuts}
             if wire.write_new(mine / wire.segment_name(seq, snapshot=snapshot), wire.seal(keys[epoch], epoch, payload)):
                 break
             seq += 1  # a file of that number exists (written before a crash): the next one
-        self._set_meta_now("seq", str(seq))
+        with self.store.transaction():
+            self._set_meta("seq", str(seq))
+            self._set_meta("cuts", json.dumps(cuts))
         return seq
 
     # -- the other machines' changes -------------------------------------------------------------
     def _read_others(self, where: Path, keys: dict[int, bytes], clock: hlc.Clock, me: str) -> None:
+        for _ in range(4):  # again when another machine's cut let more of a removed machine's log in
+            if not self._read_pass(where, keys, clock, me):
+                break
+        if self._cuts() != json.loads(self._meta("cuts") or "{}") or not int(self._meta("seq") or 0):
+            # this machine's cuts, for the others to agree on; or its name and public key, so that the others
+            # know it (and can give it the set's next key) before it has changed anything
+            self._write_segment(where, keys, [], clock)
+        self._grant_missing(where, keys, me)
+
+    def _read_pass(self, where: Path, keys: dict[int, bytes], clock: hlc.Clock, me: str) -> bool:
+        """Read and apply what is new; whether a removed machine's cut rose (more of its log to read)."""
         state = self._state
         removed = self._removals(where, keys)
+        rose = False
         pending: list[tuple[str, int, bool, list[dict[str, Any]]]] = []
         count = 0
         own_snapshot_needed = False
@@ -363,6 +378,8 @@ class Sync:
                 continue
             if machine in removed and seq > removed[machine]:
                 continue
+            if machine not in removed:
+                rose |= self._raise_cuts(payload.get("cuts"), me)
             for op in ops:
                 if isinstance(op, dict) and "t" in op:
                     with contextlib.suppress(ValueError, TypeError):
@@ -386,6 +403,34 @@ class Sync:
                              "(still arriving, damaged, or from a set this machine no longer has the key of)")
         if own_snapshot_needed or self._own_segments(where, me) > COMPACT_AFTER:
             self.compact(where, keys, clock)
+        return rose
+
+    # -- a removed machine's cut: how much of its log every machine keeps ----------------------------
+    # A removal record says how far the remover had applied the removed machine's log; another machine may have
+    # applied more of it before it learned of the removal. Each machine therefore keeps the removed machine's log
+    # up to the highest cut any remaining machine published (its own: as far as it had applied when it learned),
+    # and publishes its cuts in its segments: every machine ends with the same part of that log.
+    def _cuts(self) -> dict[str, int]:
+        return {str(m): int(c) for m, c in self.store.db.execute(
+            "SELECT machine, removed_at FROM sync_machines WHERE removed_at IS NOT NULL ORDER BY machine")}
+
+    def _applied_max(self, machine: str) -> int:
+        covered, seqs = self._state.applied(machine)
+        return max([covered, *seqs])
+
+    def _raise_cuts(self, cuts: Any, me: str) -> bool:
+        if not isinstance(cuts, dict):
+            return False
+        rose = False
+        with self.store.transaction():
+            for mid, cut in cuts.items():
+                if not isinstance(cut, int) or str(mid) == me:
+                    continue
+                self.store.db.execute("INSERT OR IGNORE INTO sync_machines(machine) VALUES (?)", (str(mid),))
+                rose |= bool(self.store.db.execute(
+                    "UPDATE sync_machines SET removed_at = ? WHERE machine = ? AND coalesce(removed_at, -1) < ? "
+                    "RETURNING machine", (cut, str(mid), cut)).fetchall())
+        return rose
 
     def _apply_files(self, files: list[tuple[str, int, bool, list[dict[str, Any]]]], me: str) -> bool:
         """Apply these files' ops, bring the store in line, then record them as applied; whether a purge among them
@@ -517,7 +562,7 @@ class Sync:
         keys = self._keys()
         epoch = int(self._meta("epoch") or 0)
         clock = self._clock()
-        last = int(self.store.scalar("SELECT last_seq FROM sync_machines WHERE machine = ?", [gone]) or covered)
+        last = self._applied_max(gone)
         wire.write_new(where / f"removed-{gone}{wire.SUFFIX}",
                        wire.seal(keys[epoch], epoch, {"machine": gone, "after": last, "by": me, "t": clock.now()}))
         new_epoch, new_key = epoch + 1, wire.new_key()
@@ -541,6 +586,23 @@ class Sync:
             self._set_meta("epoch", str(new_epoch))
             self.store.db.execute("UPDATE sync_machines SET removed_at = ? WHERE machine = ?", (last, gone))
         return self.sync_now()
+
+    def _grant_missing(self, where: Path, keys: dict[int, bytes], me: str) -> None:
+        """Give the set's current key to every remaining machine this one knows that has no grant of it yet (the
+        remover knew only the machines it had heard from: one it had not would otherwise never read the set)."""
+        epoch = int(self._meta("epoch") or 0)
+        if epoch == 0 or epoch not in keys:
+            return
+        from ..browser.spool import seal as seal_to
+
+        for mid, public in self.store.db.execute(
+                "SELECT machine, public_key FROM sync_machines WHERE removed_at IS NULL AND machine != ? "
+                "AND public_key != ''", [me]).fetchall():
+            target = where / f"grant-{epoch}-{mid}{wire.SUFFIX}"
+            if not target.exists():
+                with contextlib.suppress(ValueError, OSError):
+                    wire.write_new(target, seal_to(bytes.fromhex(str(public)),
+                                                   {"epoch": epoch, "key": keys[epoch].hex()}))
 
     def _save_keys(self, keys: dict[int, bytes]) -> None:
         data = self._keyring()
@@ -585,11 +647,13 @@ class Sync:
                 if str(got["machine"]) == entry.machine:
                     out[entry.machine] = int(got["after"])
         if out:
+            applied = {mid: self._applied_max(mid) for mid in out}
             with self.store.transaction():
                 for mid, after in out.items():
                     self.store.db.execute("INSERT OR IGNORE INTO sync_machines(machine) VALUES (?)", (mid,))
-                    self.store.db.execute("UPDATE sync_machines SET removed_at = ? WHERE machine = ?", (after, mid))
-        return out
+                    self.store.db.execute("UPDATE sync_machines SET removed_at = max(coalesce(removed_at, ?), ?) "
+                                          "WHERE machine = ?", (max(after, applied[mid]), after, mid))
+        return self._cuts()
 
 
 def _seconds(value: Any) -> float | None:

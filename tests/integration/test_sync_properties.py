@@ -17,7 +17,6 @@ import os
 import sys
 import random
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
@@ -70,11 +69,12 @@ class World:
     def __init__(self, root: Path, rnd: random.Random) -> None:
         self.root, self.rnd = root, rnd
         self.offset = dict.fromkeys(NAMES, 0.0)
+        self.now = 1_795_000_000.0  # the test's clock (2026-11-18): a second a step, each machine's off by offset
         self.svc: dict[str, MemoryService] = {}
         for n in NAMES:
             s = MemoryService(root / f"data-{n}", embedder=FakeEmbedder())
             s.sync.secrets = Secrets()
-            s.sync.wall = (lambda n=n: time.time() + self.offset[n])
+            s.sync.wall = (lambda n=n: self.now + self.offset[n])
             (root / f"view-{n}").mkdir(parents=True)
             self.svc[n] = s
         self.removed: set[str] = set()
@@ -203,6 +203,7 @@ class World:
         for n in list(self.moved):
             self.move_back(n)
         for _ in range(3):
+            self.now += 60.0
             for n in NAMES:
                 self.sync(n)
             for s in NAMES:
@@ -446,6 +447,7 @@ def story(w: World, steps: int) -> None:
     """Random steps: the machines' actions, the file-sync tool's deliveries and faults."""
     rnd = w.rnd
     for _ in range(steps):
+        w.now += rnd.choice([0.001, 1.0, 30.0])
         n = rnd.choice(NAMES)
         other = rnd.choice([x for x in NAMES if x != n])
         s = w.svc[n]
