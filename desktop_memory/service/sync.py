@@ -481,11 +481,11 @@ class Sync:
                 for group in groups[start:start + 500]:
                     target = state.target(group)
                     rows = self._local_rows(target.members)
+                    state.forget_texts(group)
                     if target.memory_id is None:
                         if rows:
                             self.store.delete([m.id for m in rows])
                             touched += [m.id for m in rows]
-                        state.forget_texts(group)
                         continue
                     # one memory per group: a second row here (the text added again after its first row's text was
                     # edited away, or added twice before the sync) is merged into the one kept
