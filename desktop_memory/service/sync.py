@@ -422,15 +422,21 @@ class Sync:
         if not isinstance(cuts, dict):
             return False
         rose = False
-        with self.store.transaction():
-            for mid, cut in cuts.items():
-                if not isinstance(cut, int) or str(mid) == me:
-                    continue
-                self.store.db.execute("INSERT OR IGNORE INTO sync_machines(machine) VALUES (?)", (str(mid),))
-                rose |= bool(self.store.db.execute(
-                    "UPDATE sync_machines SET removed_at = ? WHERE machine = ? AND coalesce(removed_at, -1) < ? "
-                    "RETURNING machine", (cut, str(mid), cut)).fetchall())
+        for mid, cut in cuts.items():
+            if isinstance(cut, int) and str(mid) != me:
+                rose |= self._cut(str(mid), cut)
         return rose
+
+    def _cut(self, machine: str, at_least: int) -> bool:
+        """Raise a removed machine's cut to at least this; the first time, to at least what was applied here (kept:
+        the others will raise theirs to it). Whether it rose."""
+        applied = self._applied_max(machine)
+        with self.store.transaction():
+            self.store.db.execute("INSERT OR IGNORE INTO sync_machines(machine) VALUES (?)", (machine,))
+            before = self.store.scalar("SELECT removed_at FROM sync_machines WHERE machine = ?", [machine])
+            after = max(applied if before is None else int(before), at_least)
+            self.store.db.execute("UPDATE sync_machines SET removed_at = ? WHERE machine = ?", (after, machine))
+        return before is None or after > int(before)
 
     def _apply_files(self, files: list[tuple[str, int, bool, list[dict[str, Any]]]], me: str) -> bool:
         """Apply these files' ops, bring the store in line, then record them as applied; whether a purge among them
@@ -551,7 +557,9 @@ class Sync:
         rows = self.store.db.execute("SELECT machine, name, covered FROM sync_machines WHERE removed_at IS NULL"
                                      ).fetchall()
         hits = [(str(r[0]), str(r[1]), int(r[2])) for r in rows]  # type: ignore[arg-type]
-        hits = [r for r in hits if r[0] != me and (r[0].startswith(wanted) or r[1].lower() == wanted)]
+        hits = [r for r in hits if r[0] != me]
+        # a machine's name first: "c" or "bad" must not also pick the machines whose hex id starts so
+        hits = [r for r in hits if r[1].lower() == wanted] or [r for r in hits if r[0].startswith(wanted)]
         if not wanted or not hits:
             raise NotFound(f"no other machine of the sync set is called {machine!r}: `desktop-memory sync status` "
                            "lists them")
@@ -646,13 +654,8 @@ class Sync:
                 got = wire.unseal(keys, wire.read_small(entry.path))
                 if str(got["machine"]) == entry.machine:
                     out[entry.machine] = int(got["after"])
-        if out:
-            applied = {mid: self._applied_max(mid) for mid in out}
-            with self.store.transaction():
-                for mid, after in out.items():
-                    self.store.db.execute("INSERT OR IGNORE INTO sync_machines(machine) VALUES (?)", (mid,))
-                    self.store.db.execute("UPDATE sync_machines SET removed_at = max(coalesce(removed_at, ?), ?) "
-                                          "WHERE machine = ?", (max(after, applied[mid]), after, mid))
+        for mid, after in out.items():
+            self._cut(mid, after)
         return self._cuts()
 
 
