@@ -363,7 +363,7 @@ class Sync:
                     raise wire.NotOurs("does not hold a log")
             except (wire.NotOurs, KeyError, TypeError, ValueError) as exc:
                 first = self._unreadable.setdefault(str(entry.path), (size, self.wall()))
-                if self.wall() - first[1] > 600:
+                if self.wall() - first[1] > 600 and entry.canonical:  # a damaged conflict copy is no loss
                     unreadable += 1
                 log.debug("sync file %s not read: %s", entry.path.name, exc)
                 continue

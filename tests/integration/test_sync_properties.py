@@ -78,6 +78,7 @@ class World:
             (root / f"view-{n}").mkdir(parents=True)
             self.svc[n] = s
         self.removed: set[str] = set()
+        self.partial: set[tuple[str, Path]] = set()  # (view, file) cut short there, still arriving
         self.moved: set[str] = set()
         self.added: list[tuple[str, str]] = []  # (machine, text as stored)
         self.purged: set[str] = set()  # groups (content hash when added) purged at least once
@@ -133,10 +134,12 @@ class World:
                 continue
             data = (self.sdir(src) / rel).read_bytes()
             target = self.sdir(dst) / rel
-            if target.is_file() and target.read_bytes() == data:
-                continue
+            if (src, rel) in self.partial or (target.is_file() and target.read_bytes() == data):
+                continue  # a file still arriving in src is not passed on
+            self.partial.discard((dst, rel))
             if not complete and len(data) > 8 and self.rnd.random() < 0.3:
                 data = data[: self.rnd.randrange(1, len(data))]  # still arriving: the final name, cut short
+                self.partial.add((dst, rel))
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
 
