@@ -586,8 +586,10 @@ class Sync:
             with contextlib.suppress(ValueError):
                 wire.write_new(where / f"grant-{new_epoch}-{mid}{wire.SUFFIX}",
                                seal_to(bytes.fromhex(public), {"epoch": new_epoch, "key": new_key.hex()}))
+        out = sorted({gone, *self._cuts()})
         wire.write_new(where / f"keys-{new_epoch}{wire.SUFFIX}",
-                       wire.seal(new_key, new_epoch, {"keys": {str(e): k.hex() for e, k in keys.items()}}))
+                       wire.seal(new_key, new_epoch, {"keys": {str(e): k.hex() for e, k in keys.items()},
+                                                      "removed": out}))
         wire.write_epoch(where, new_epoch, new_key)
         self._save_keys({**keys, new_epoch: new_key})
         with self.store.transaction():
@@ -601,11 +603,19 @@ class Sync:
         epoch = int(self._meta("epoch") or 0)
         if epoch == 0 or epoch not in keys:
             return
+        try:  # the machines removed when this key was made: never given it, whatever this machine has heard yet
+            out = wire.unseal(keys, wire.read_small(where / f"keys-{epoch}{wire.SUFFIX}"))["removed"]
+            if not isinstance(out, list):
+                return
+        except (wire.NotOurs, KeyError):
+            return
         from ..browser.spool import seal as seal_to
 
         for mid, public in self.store.db.execute(
                 "SELECT machine, public_key FROM sync_machines WHERE removed_at IS NULL AND machine != ? "
                 "AND public_key != ''", [me]).fetchall():
+            if mid in out:
+                continue
             target = where / f"grant-{epoch}-{mid}{wire.SUFFIX}"
             if not target.exists():
                 with contextlib.suppress(ValueError, OSError):
