@@ -169,7 +169,7 @@ class Sync:
         set_id = self._meta("set") or ""
         with self.store.transaction():
             self._state.clear()
-            for k in ("on", "folder", "set", "machine", "name", "epoch", "clock", "seq", "last"):
+            for k in ("on", "folder", "set", "machine", "name", "epoch", "clock", "seq", "last", "cuts"):
                 self.store.db.execute("DELETE FROM meta WHERE key = ?", ("sync." + k,))
         with contextlib.suppress(Exception):  # the keyring may be gone: the folder no longer syncs anyway
             self.secrets.delete(KEY_ENTRY + set_id)
@@ -245,13 +245,14 @@ class Sync:
         """Turn what changed here into ops, write them as new segments, then record them as applied."""
         ids = [str(r[0]) for r in self.store.db.execute("SELECT memory_id FROM sync_changes")]
         if not ids:
-            if int(self._meta("seq") or 0) == 0:  # a machine that joined with nothing: says who it is (its public
-                self._write_segment(where, keys, [], clock)  # key: the key of a later epoch is granted to it)
             return
         state = self._state
+        me = self._meta("machine") or ""
+        holds = False  # a purge here of something this machine's own log holds: the log is compacted after
         for start in range(0, len(ids), SEGMENT_OPS):
             chunk = ids[start:start + SEGMENT_OPS]
             ops = self._changes_to_ops(chunk, state, clock)
+            holds |= self._log_holds({str(op["g"]) for op in ops if op["o"] == "purge"}, me)
             if ops:
                 self._write_segment(where, keys, ops, clock)
             with self.store.transaction():
@@ -260,6 +261,8 @@ class Sync:
                 self.store.db.execute(f"DELETE FROM sync_changes WHERE memory_id IN ({marks})", chunk)
                 self._set_meta("clock", clock.last)
             self._materialize(groups)
+        if holds:
+            self.compact(where, keys, clock)
 
     def _changes_to_ops(self, ids: list[str], state: State, clock: hlc.Clock) -> list[dict[str, Any]]:
         found = self.store.get_many(ids)
@@ -309,18 +312,33 @@ class Sync:
         seq = self._next_seq(mine)
         public = self._keyring().get("public", "")
         while True:
+            cuts = self._cuts()
             payload = {"machine": me, "seq": seq, "snapshot": snapshot, "name": self._meta("name") or "",
-                       "public": public, "t": clock.now(), "ops": ops}
+                       "public": public, "t": clock.now(), "ops": ops, "cuts": cuts}
             if wire.write_new(mine / wire.segment_name(seq, snapshot=snapshot), wire.seal(keys[epoch], epoch, payload)):
                 break
             seq += 1  # a file of that number exists (written before a crash): the next one
-        self._set_meta_now("seq", str(seq))
+        with self.store.transaction():
+            self._set_meta("seq", str(seq))
+            self._set_meta("cuts", json.dumps(cuts))
         return seq
 
     # -- the other machines' changes -------------------------------------------------------------
     def _read_others(self, where: Path, keys: dict[int, bytes], clock: hlc.Clock, me: str) -> None:
+        for _ in range(4):  # again when another machine's cut let more of a removed machine's log in
+            if not self._read_pass(where, keys, clock, me):
+                break
+        if self._cuts() != json.loads(self._meta("cuts") or "{}") or not int(self._meta("seq") or 0):
+            # this machine's cuts, for the others to agree on; or its name and public key, so that the others
+            # know it (and can give it the set's next key) before it has changed anything
+            self._write_segment(where, keys, [], clock)
+        self._grant_missing(where, keys, me)
+
+    def _read_pass(self, where: Path, keys: dict[int, bytes], clock: hlc.Clock, me: str) -> bool:
+        """Read and apply what is new; whether a removed machine's cut rose (more of its log to read)."""
         state = self._state
         removed = self._removals(where, keys)
+        rose = False
         pending: list[tuple[str, int, bool, list[dict[str, Any]]]] = []
         count = 0
         own_snapshot_needed = False
@@ -345,7 +363,7 @@ class Sync:
                     raise wire.NotOurs("does not hold a log")
             except (wire.NotOurs, KeyError, TypeError, ValueError) as exc:
                 first = self._unreadable.setdefault(str(entry.path), (size, self.wall()))
-                if self.wall() - first[1] > 600:
+                if self.wall() - first[1] > 600 and entry.canonical:  # a damaged conflict copy is no loss
                     unreadable += 1
                 log.debug("sync file %s not read: %s", entry.path.name, exc)
                 continue
@@ -360,6 +378,8 @@ class Sync:
                 continue  # a conflict copy is read for what it holds (a cloned machine's other segment of that seq)
             if machine in removed and seq > removed[machine]:
                 continue
+            if machine not in removed:
+                rose |= self._raise_cuts(payload.get("cuts"), me)
             for op in ops:
                 if isinstance(op, dict) and "t" in op:
                     with contextlib.suppress(ValueError, TypeError):
@@ -371,7 +391,8 @@ class Sync:
                 state.saw_machine(machine, name=str(payload.get("name") or "")[:80] or None,
                                   public_key=str(payload.get("public") or "") or None, seq=seq,
                                   when=_seconds(payload.get("t")))
-            pending.append((machine, seq if entry.canonical else 0, snapshot, [op for op in ops if isinstance(op, dict)]))
+            pending.append((machine, seq if entry.canonical else 0, snapshot,
+                            [op for op in ops if isinstance(op, dict)]))
             count += len(ops)
             if count >= APPLY_BATCH:
                 own_snapshot_needed |= self._apply_files(pending, me)
@@ -383,26 +404,71 @@ class Sync:
                              "(still arriving, damaged, or from a set this machine no longer has the key of)")
         if own_snapshot_needed or self._own_segments(where, me) > COMPACT_AFTER:
             self.compact(where, keys, clock)
+        return rose
+
+    # -- a removed machine's cut: how much of its log every machine keeps ----------------------------
+    # A removal record says how far the remover had applied the removed machine's log; another machine may have
+    # applied more of it before it learned of the removal. Each machine therefore keeps the removed machine's log
+    # up to the highest cut any remaining machine published (its own: as far as it had applied when it learned),
+    # and publishes its cuts in its segments: every machine ends with the same part of that log.
+    def _cuts(self) -> dict[str, int]:
+        return {str(m): int(c) for m, c in self.store.db.execute(
+            "SELECT machine, removed_at FROM sync_machines WHERE removed_at IS NOT NULL ORDER BY machine")}
+
+    def _applied_max(self, machine: str) -> int:
+        covered, seqs = self._state.applied(machine)
+        return max([covered, *seqs])
+
+    def _raise_cuts(self, cuts: Any, me: str) -> bool:
+        if not isinstance(cuts, dict):
+            return False
+        rose = False
+        for mid, cut in cuts.items():
+            if isinstance(cut, int) and str(mid) != me:
+                rose |= self._cut(str(mid), cut)
+        return rose
+
+    def _cut(self, machine: str, at_least: int) -> bool:
+        """Raise a removed machine's cut to at least this; the first time, to at least what was applied here (kept:
+        the others will raise theirs to it). Whether it rose."""
+        applied = self._applied_max(machine)
+        with self.store.transaction():
+            self.store.db.execute("INSERT OR IGNORE INTO sync_machines(machine) VALUES (?)", (machine,))
+            before = self.store.scalar("SELECT removed_at FROM sync_machines WHERE machine = ?", [machine])
+            after = max(applied if before is None else int(before), at_least)
+            self.store.db.execute("UPDATE sync_machines SET removed_at = ? WHERE machine = ?", (after, machine))
+        return before is None or after > int(before)
 
     def _apply_files(self, files: list[tuple[str, int, bool, list[dict[str, Any]]]], me: str) -> bool:
         """Apply these files' ops, bring the store in line, then record them as applied; whether a purge among them
         removed something this machine's own log still holds (its log is then compacted)."""
         state = self._state
+        purged = {str(op.get("g")) for _, _, _, ops in files for op in ops if op.get("o") == "purge"}
+        holds = self._log_holds(purged, me)  # asked before the purges drop what they name
         with self.store.transaction():
             groups: set[str] = set()
-            purged: set[str] = set()
             for _, _, _, ops in files:
                 groups |= state.apply(ops)
-                purged |= {str(op.get("g")) for op in ops if op.get("o") == "purge"}
         self._materialize(groups)
         with self.store.transaction():
             for machine, seq, snapshot, _ in files:  # seq 0: a conflict copy (never counted as its seq's segment)
                 state.mark_applied(machine, [] if snapshot or not seq else [seq], snapshot=seq if snapshot else 0)
-        if not purged:
+        return holds
+
+    def _log_holds(self, groups: set[str], me: str) -> bool:
+        """Whether this machine's log holds an op about these groups' memories (an add, or a value it set)."""
+        if not groups:
             return False
-        marks = ",".join("?" * len(purged))
-        return bool(self.store.scalar(f"SELECT count(*) FROM sync_adds WHERE grp IN ({marks}) AND hlc LIKE ?",
-                                      [*purged, "%-" + me]))
+        groups_ = sorted(groups)
+        for i in range(0, len(groups_), 500):
+            chunk = groups_[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            if self.store.scalar(
+                    f"SELECT EXISTS (SELECT 1 FROM sync_adds a WHERE a.grp IN ({marks}) AND (a.hlc LIKE ? OR EXISTS "
+                    "(SELECT 1 FROM sync_registers r WHERE r.memory_id = a.memory_id AND r.hlc LIKE ?)))",
+                    [*chunk, "%-" + me, "%-" + me]):
+                return True
+        return False
 
     def _own_segments(self, where: Path, me: str) -> int:
         try:
@@ -421,13 +487,20 @@ class Sync:
             with self.store.transaction():
                 for group in groups[start:start + 500]:
                     target = state.target(group)
-                    local = self._local_row(target.members)
+                    rows = self._local_rows(target.members)
+                    state.forget_texts(group)
                     if target.memory_id is None:
-                        if local is not None:
-                            self.store.delete([local.id])
-                            touched.append(local.id)
-                        state.forget_texts(group)
+                        if rows:
+                            self.store.delete([m.id for m in rows])
+                            touched += [m.id for m in rows]
                         continue
+                    # one memory per group: a second row here (the text added again after its first row's text was
+                    # edited away, or added twice before the sync) is merged into the one kept
+                    local = next((m for m in rows if m.id == target.memory_id), rows[0] if rows else None)
+                    extra = [m.id for m in rows if local is not None and m.id != local.id]
+                    if extra:
+                        self.store.delete(extra)
+                        touched += extra
                     if local is None:
                         inserts.append(target)
                         continue
@@ -457,14 +530,10 @@ class Sync:
                         f"DELETE FROM sync_changes WHERE memory_id IN ({','.join('?' * len(chunk))})", chunk)
             self.vectors.sync()
 
-    def _local_row(self, members: list[str]) -> Memory | None:
-        if not members:
-            return None
-        found = self.store.get_many(members)
-        for mid in members:
-            if mid in found:
-                return found[mid]
-        return None
+    def _local_rows(self, members: list[str]) -> list[Memory]:
+        """The rows of this store that belong to a group (normally one), in the group's order."""
+        found = self.store.get_many(members) if members else {}
+        return [found[mid] for mid in members if mid in found]
 
     # -- compaction ----------------------------------------------------------------------------
     def compact(self, where: Path, keys: dict[int, bytes], clock: hlc.Clock) -> None:
@@ -489,7 +558,9 @@ class Sync:
         rows = self.store.db.execute("SELECT machine, name, covered FROM sync_machines WHERE removed_at IS NULL"
                                      ).fetchall()
         hits = [(str(r[0]), str(r[1]), int(r[2])) for r in rows]  # type: ignore[arg-type]
-        hits = [r for r in hits if r[0] != me and (r[0].startswith(wanted) or r[1].lower() == wanted)]
+        hits = [r for r in hits if r[0] != me]
+        # a machine's name first: "c" or "bad" must not also pick the machines whose hex id starts so
+        hits = [r for r in hits if r[1].lower() == wanted] or [r for r in hits if r[0].startswith(wanted)]
         if not wanted or not hits:
             raise NotFound(f"no other machine of the sync set is called {machine!r}: `desktop-memory sync status` "
                            "lists them")
@@ -500,7 +571,7 @@ class Sync:
         keys = self._keys()
         epoch = int(self._meta("epoch") or 0)
         clock = self._clock()
-        last = int(self.store.scalar("SELECT last_seq FROM sync_machines WHERE machine = ?", [gone]) or covered)
+        last = self._applied_max(gone)
         wire.write_new(where / f"removed-{gone}{wire.SUFFIX}",
                        wire.seal(keys[epoch], epoch, {"machine": gone, "after": last, "by": me, "t": clock.now()}))
         new_epoch, new_key = epoch + 1, wire.new_key()
@@ -516,14 +587,41 @@ class Sync:
             with contextlib.suppress(ValueError):
                 wire.write_new(where / f"grant-{new_epoch}-{mid}{wire.SUFFIX}",
                                seal_to(bytes.fromhex(public), {"epoch": new_epoch, "key": new_key.hex()}))
+        out = sorted({gone, *self._cuts()})
         wire.write_new(where / f"keys-{new_epoch}{wire.SUFFIX}",
-                       wire.seal(new_key, new_epoch, {"keys": {str(e): k.hex() for e, k in keys.items()}}))
+                       wire.seal(new_key, new_epoch, {"keys": {str(e): k.hex() for e, k in keys.items()},
+                                                      "removed": out}))
         wire.write_epoch(where, new_epoch, new_key)
         self._save_keys({**keys, new_epoch: new_key})
         with self.store.transaction():
             self._set_meta("epoch", str(new_epoch))
             self.store.db.execute("UPDATE sync_machines SET removed_at = ? WHERE machine = ?", (last, gone))
         return self.sync_now()
+
+    def _grant_missing(self, where: Path, keys: dict[int, bytes], me: str) -> None:
+        """Give the set's current key to every remaining machine this one knows that has no grant of it yet (the
+        remover knew only the machines it had heard from: one it had not would otherwise never read the set)."""
+        epoch = int(self._meta("epoch") or 0)
+        if epoch == 0 or epoch not in keys:
+            return
+        try:  # the machines removed when this key was made: never given it, whatever this machine has heard yet
+            out = wire.unseal(keys, wire.read_small(where / f"keys-{epoch}{wire.SUFFIX}"))["removed"]
+            if not isinstance(out, list):
+                return
+        except (wire.NotOurs, KeyError):
+            return
+        from ..browser.spool import seal as seal_to
+
+        for mid, public in self.store.db.execute(
+                "SELECT machine, public_key FROM sync_machines WHERE removed_at IS NULL AND machine != ? "
+                "AND public_key != ''", [me]).fetchall():
+            if mid in out:
+                continue
+            target = where / f"grant-{epoch}-{mid}{wire.SUFFIX}"
+            if not target.exists():
+                with contextlib.suppress(ValueError, OSError):
+                    wire.write_new(target, seal_to(bytes.fromhex(str(public)),
+                                                   {"epoch": epoch, "key": keys[epoch].hex()}))
 
     def _save_keys(self, keys: dict[int, bytes]) -> None:
         data = self._keyring()
@@ -567,12 +665,9 @@ class Sync:
                 got = wire.unseal(keys, wire.read_small(entry.path))
                 if str(got["machine"]) == entry.machine:
                     out[entry.machine] = int(got["after"])
-        if out:
-            with self.store.transaction():
-                for mid, after in out.items():
-                    self.store.db.execute("INSERT OR IGNORE INTO sync_machines(machine) VALUES (?)", (mid,))
-                    self.store.db.execute("UPDATE sync_machines SET removed_at = ? WHERE machine = ?", (after, mid))
-        return out
+        for mid, after in out.items():
+            self._cut(mid, after)
+        return self._cuts()
 
 
 def _seconds(value: Any) -> float | None:

@@ -136,11 +136,12 @@ class State:
         if not live:
             return Target(group, None, members)
         first = live[0]
-        marks = ",".join("?" * len(members))
+        alive = [str(a[0]) for a in live]  # a purged member's values are gone with it (a snapshot leaves them out)
+        marks = ",".join("?" * len(alive))
         best: dict[str, tuple[str, str]] = {}
         for name, hlc, value in self.db.execute(
                 f"SELECT field, hlc, value FROM sync_registers WHERE memory_id IN ({marks}) AND hlc > ?",
-                [*members, tomb]):
+                [*alive, tomb]):
             if name not in best or (hlc, value) > best[name]:
                 best[name] = (hlc, value)
 
@@ -157,17 +158,18 @@ class State:
                       bool(val("forgotten", False)), tags)
 
     def forget_texts(self, group: str) -> None:
-        """A purged group: what its ops said (texts, titles, tags) is dropped here too, up to its tombstone."""
+        """A group with a tombstone: what its ops said (texts, titles, tags) is dropped here too, up to its tombstone,
+        and every value of a purged member (a memory captured again after the purge is a new one)."""
         tomb_row = self.db.execute("SELECT hlc FROM sync_tombstones WHERE grp = ?", (group,)).fetchone()
         if tomb_row is None:
             return
         tomb = str(tomb_row[0])
-        ids = [str(r[0]) for r in self.db.execute("SELECT memory_id FROM sync_adds WHERE grp = ?", (group,))]
+        adds = [(str(r[0]), str(r[1])) for r in self.db.execute("SELECT memory_id, hlc FROM sync_adds WHERE grp = ?",
+                                                                (group,))]
         self.db.execute("UPDATE sync_adds SET record = '{}' WHERE grp = ? AND hlc <= ?", (group, tomb))
-        for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
-            self.db.execute(f"DELETE FROM sync_registers WHERE memory_id IN ({','.join('?' * len(chunk))}) "
-                            "AND hlc <= ?", [*chunk, tomb])
+        for mid, added in adds:  # a purged member: every value (even one set after the purge); a live one: older
+            self.db.execute("DELETE FROM sync_registers WHERE memory_id = ? AND hlc <= ?",
+                            (mid, "\uffff" if added <= tomb else tomb))
 
     # -- this machine's ops, for a snapshot ---------------------------------------------------------
     def own_ops(self, machine: str) -> Iterable[dict[str, Any]]:
@@ -182,8 +184,12 @@ class State:
                 continue
             add_clock[str(mid)] = str(hlc)
             yield {"o": "add", "id": mid, "g": grp, "t": hlc, "r": json.loads(str(record)), "v": {}}
+        dead = {str(r[0]) for r in self.db.execute(
+            "SELECT a.memory_id FROM sync_adds a JOIN sync_tombstones t ON t.grp = a.grp WHERE a.hlc <= t.hlc")}
         for mid, name, hlc, value in self.db.execute(
                 "SELECT memory_id, field, hlc, value FROM sync_registers WHERE hlc LIKE ?", (suffix,)).fetchall():
+            if str(mid) in dead:
+                continue
             yield {"o": "set", "id": mid, "f": name, "t": hlc, "v": json.loads(str(value))}
         for grp, hlc in tombs.items():
             if hlc.endswith("-" + machine):
