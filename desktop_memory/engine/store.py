@@ -10,6 +10,7 @@ each on the same connection:
 - `store.stats` (store_stats.py): whole-database figures and integrity checks
 - `store.reembed` (store_reembed.py): the scratch table of a switch to another embedding model
 - `store.passages` (store_passages.py): the vectors of long memories' passages and the queue of those without
+- `store.sync` (store_sync.py): the merged state of a sync set between machines and what changed here since
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from .store_reembed import ReembedScratch
 from .store_search import RankFields, SearchReads, filter_sql, register_functions
 from .store_sql import in_list, scalar
 from .store_stats import StatsReads
+from .store_sync import SyncRows
 from .store_vectors import VectorRows
 
 __all__ = ["RankFields", "Store", "migrations"]
@@ -107,6 +109,7 @@ class Store:
     stats: StatsReads
     reembed: ReembedScratch
     passages: PassageRows
+    sync: SyncRows
 
     def __init__(self, path: Path, key: str | None = None) -> None:
         """Open (creating) the database; `key` is its encryption key (engine/encryption.py), None if plain."""
@@ -126,6 +129,7 @@ class Store:
             self.stats = StatsReads(self.db)
             self.reembed = ReembedScratch(self.db)
             self.passages = PassageRows(self.db)
+            self.sync = SyncRows(self.db)
         except apsw.NotADBError as exc:
             raise StorageError(f"{path} is not a desktop-memory database (damaged or not SQLite): "
                                f"{failures.DAMAGED_ADVICE}") from exc

@@ -1,11 +1,11 @@
 """Sync between the person's machines through a folder they already sync (issue 35): the `sync` component.
 
 Each machine writes only its own append-only log into the shared folder: encrypted segments that are never
-changed once complete (sync/wire.py), so a file-sync tool (Syncthing, Dropbox, iCloud Drive, OneDrive, a USB stick)
-only ever copies whole, immutable files; never the database or the vector index. Each machine replays the others'
-logs into its own store: the ops are merged (sync/state.py: memories are a union, fields last-writer-wins by hybrid
-logical clock, purges are tombstones) and the store is made to say what they say, new memories going through the
-ingest path (embedded, indexed and enriched here, locally).
+changed once complete (sync/wire.py), so a file-sync tool (Syncthing, Dropbox, iCloud Drive, OneDrive, a USB
+stick) only ever copies whole, immutable files; never the database or the vector index. Each machine replays the
+others' logs into its own store: the ops are merged (engine/store_sync.py: memories are a union, fields
+last-writer-wins by hybrid logical clock, purges are tombstones) and the store is made to say what they say, new
+memories going through the ingest path (embedded, indexed and enriched here, locally).
 
 What this machine changed is found by the database itself (m008's triggers note every memory inserted, changed in
 a synced field, or deleted, however it happened: the app, the CLI, an agent, an import, retention) and written out
@@ -29,8 +29,8 @@ from ..core.errors import InvalidInput, KeyringUnavailable, NotFound
 from ..core.models import Memory
 from ..core.text import content_hash
 from ..engine import keys as keyring_keys
+from ..engine.store_sync import BASE, SyncRows, Target, record_of, values_of
 from ..sync import hlc, phrases, wire
-from ..sync.state import BASE, State, Target, record_of, values_of
 from ..sync.status import MachineState, SyncStatus
 from .ingest import Prepared
 
@@ -84,8 +84,8 @@ class Sync:
         return self._meta("on") == "1"
 
     @property
-    def _state(self) -> State:
-        return State(self.store.db)
+    def _state(self) -> SyncRows:
+        return self.store.sync
 
     def _where(self) -> Path:
         return wire.sync_dir(Path(self._meta("folder") or ""))
@@ -154,7 +154,7 @@ class Sync:
                          ("epoch", str(epoch)), ("clock", hlc.ZERO), ("seq", "0"), ("last", "")):
                 self._set_meta(k, v)
             self._set_meta("on", "1")
-            self.store.db.execute("INSERT OR IGNORE INTO sync_changes(memory_id) SELECT id FROM memories")
+            self._state.note_all_changed()
         log.info("sync set up (%s)", "new set" if found is None else "joined")
         return self.sync_now()
 
@@ -169,8 +169,8 @@ class Sync:
         set_id = self._meta("set") or ""
         with self.store.transaction():
             self._state.clear()
-            for k in ("on", "folder", "set", "machine", "name", "epoch", "clock", "seq", "last", "cuts"):
-                self.store.db.execute("DELETE FROM meta WHERE key = ?", ("sync." + k,))
+            self._state.drop_meta("sync." + k for k in ("on", "folder", "set", "machine", "name", "epoch", "clock",
+                                                         "seq", "last", "cuts"))
         with contextlib.suppress(Exception):  # the keyring may be gone: the folder no longer syncs anyway
             self.secrets.delete(KEY_ENTRY + set_id)
         return self.sync_status()
@@ -186,13 +186,12 @@ class Sync:
         me = self._meta("machine") or ""
         machines = [MachineState(me, self._meta("name") or "", me=True, last_seq=int(self._meta("seq") or 0),
                                  seen_seq=int(self._meta("seq") or 0))]
-        for mid, name, covered, last_seq, last_change, removed in self.store.db.execute(
-                "SELECT machine, name, covered, last_seq, last_change, removed_at FROM sync_machines ORDER BY name"):
+        for mid, name, covered, last_seq, last_change, removed in self._state.machines():
             if mid != me:
                 machines.append(MachineState(mid, name or mid[:8], False, int(last_seq), int(covered), last_change,
                                              removed is not None))
         last = self._meta("last") or ""
-        pending = int(self.store.scalar("SELECT count(*) FROM sync_changes") or 0)
+        pending = self._state.pending()
         written = 0
         with contextlib.suppress(OSError):
             for entry in os.scandir(wire.machine_dir(self._where(), me)):
@@ -243,7 +242,7 @@ class Sync:
     # -- this machine's changes ------------------------------------------------------------------
     def _write_own(self, where: Path, keys: dict[int, bytes], clock: hlc.Clock) -> None:
         """Turn what changed here into ops, write them as new segments, then record them as applied."""
-        ids = [str(r[0]) for r in self.store.db.execute("SELECT memory_id FROM sync_changes")]
+        ids = self._state.changed_ids()
         if not ids:
             return
         state = self._state
@@ -257,14 +256,13 @@ class Sync:
                 self._write_segment(where, keys, ops, clock)
             with self.store.transaction():
                 groups = state.apply(ops)
-                marks = ",".join("?" * len(chunk))
-                self.store.db.execute(f"DELETE FROM sync_changes WHERE memory_id IN ({marks})", chunk)
+                self._state.done_changes(chunk)
                 self._set_meta("clock", clock.last)
             self._materialize(groups)
         if holds:
             self.compact(where, keys, clock)
 
-    def _changes_to_ops(self, ids: list[str], state: State, clock: hlc.Clock) -> list[dict[str, Any]]:
+    def _changes_to_ops(self, ids: list[str], state: SyncRows, clock: hlc.Clock) -> list[dict[str, Any]]:
         found = self.store.get_many(ids)
         ops: list[dict[str, Any]] = []
         for mid in ids:
@@ -412,8 +410,7 @@ class Sync:
     # up to the highest cut any remaining machine published (its own: as far as it had applied when it learned),
     # and publishes its cuts in its segments: every machine ends with the same part of that log.
     def _cuts(self) -> dict[str, int]:
-        return {str(m): int(c) for m, c in self.store.db.execute(
-            "SELECT machine, removed_at FROM sync_machines WHERE removed_at IS NOT NULL ORDER BY machine")}
+        return self._state.cuts()
 
     def _applied_max(self, machine: str) -> int:
         covered, seqs = self._state.applied(machine)
@@ -433,11 +430,10 @@ class Sync:
         the others will raise theirs to it). Whether it rose."""
         applied = self._applied_max(machine)
         with self.store.transaction():
-            self.store.db.execute("INSERT OR IGNORE INTO sync_machines(machine) VALUES (?)", (machine,))
-            before = self.store.scalar("SELECT removed_at FROM sync_machines WHERE machine = ?", [machine])
-            after = max(applied if before is None else int(before), at_least)
-            self.store.db.execute("UPDATE sync_machines SET removed_at = ? WHERE machine = ?", (after, machine))
-        return before is None or after > int(before)
+            before = self._state.removed_at(machine)
+            after = max(applied if before is None else before, at_least)
+            self._state.set_removed_at(machine, after)
+        return before is None or after > before
 
     def _apply_files(self, files: list[tuple[str, int, bool, list[dict[str, Any]]]], me: str) -> bool:
         """Apply these files' ops, bring the store in line, then record them as applied; whether a purge among them
@@ -457,18 +453,7 @@ class Sync:
 
     def _log_holds(self, groups: set[str], me: str) -> bool:
         """Whether this machine's log holds an op about these groups' memories (an add, or a value it set)."""
-        if not groups:
-            return False
-        groups_ = sorted(groups)
-        for i in range(0, len(groups_), 500):
-            chunk = groups_[i:i + 500]
-            marks = ",".join("?" * len(chunk))
-            if self.store.scalar(
-                    f"SELECT EXISTS (SELECT 1 FROM sync_adds a WHERE a.grp IN ({marks}) AND (a.hlc LIKE ? OR EXISTS "
-                    "(SELECT 1 FROM sync_registers r WHERE r.memory_id = a.memory_id AND r.hlc LIKE ?)))",
-                    [*chunk, "%-" + me, "%-" + me]):
-                return True
-        return False
+        return bool(groups) and self._state.log_holds(groups, me)
 
     def _own_segments(self, where: Path, me: str) -> int:
         try:
@@ -524,10 +509,7 @@ class Sync:
         if touched or changed_texts:
             self.ingest.forget_recent()
             with self.store.transaction():
-                for start in range(0, len(touched), 500):
-                    chunk = touched[start:start + 500]
-                    self.store.db.execute(
-                        f"DELETE FROM sync_changes WHERE memory_id IN ({','.join('?' * len(chunk))})", chunk)
+                self._state.done_changes(touched)
             self.vectors.sync()
 
     def _local_rows(self, members: list[str]) -> list[Memory]:
@@ -555,10 +537,7 @@ class Sync:
         self._need()
         me = self._meta("machine") or ""
         wanted = machine.strip().lower()
-        rows = self.store.db.execute("SELECT machine, name, covered FROM sync_machines WHERE removed_at IS NULL"
-                                     ).fetchall()
-        hits = [(str(r[0]), str(r[1]), int(r[2])) for r in rows]  # type: ignore[arg-type]
-        hits = [r for r in hits if r[0] != me]
+        hits = [r for r in self._state.members() if r[0] != me]
         # a machine's name first: "c" or "bad" must not also pick the machines whose hex id starts so
         hits = [r for r in hits if r[1].lower() == wanted] or [r for r in hits if r[0].startswith(wanted)]
         if not wanted or not hits:
@@ -579,9 +558,7 @@ class Sync:
             new_epoch += 1
         from ..browser.spool import seal as seal_to
 
-        stay = [(str(m), str(p)) for m, p in self.store.db.execute(
-            "SELECT machine, public_key FROM sync_machines WHERE removed_at IS NULL AND machine != ? "
-            "AND public_key != ''", [gone])]
+        stay = [(m, p) for m, p in self._state.public_keys(gone) if m != me]
         stay.append((me, self._keyring().get("public", "")))
         for mid, public in stay:
             with contextlib.suppress(ValueError):
@@ -595,7 +572,7 @@ class Sync:
         self._save_keys({**keys, new_epoch: new_key})
         with self.store.transaction():
             self._set_meta("epoch", str(new_epoch))
-            self.store.db.execute("UPDATE sync_machines SET removed_at = ? WHERE machine = ?", (last, gone))
+            self._state.set_removed_at(gone, last)
         return self.sync_now()
 
     def _grant_missing(self, where: Path, keys: dict[int, bytes], me: str) -> None:
@@ -612,9 +589,7 @@ class Sync:
             return
         from ..browser.spool import seal as seal_to
 
-        for mid, public in self.store.db.execute(
-                "SELECT machine, public_key FROM sync_machines WHERE removed_at IS NULL AND machine != ? "
-                "AND public_key != ''", [me]).fetchall():
+        for mid, public in self._state.public_keys(me):
             if mid in out:
                 continue
             target = where / f"grant-{epoch}-{mid}{wire.SUFFIX}"

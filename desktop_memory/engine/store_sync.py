@@ -1,4 +1,5 @@
-"""The merged state of a sync set, kept in the data folder's database (m008) beside the memories it produces.
+"""The merged state of a sync set, kept in the data folder's database (m008) beside the memories it produces:
+the store's `sync` part (engine/store.py), on the store's connection and inside its transactions.
 
 Every change travels as an op:
   add    {"o": "add", "id", "g": group, "t": clock, "r": {source, source_app, source_url, created_at, metadata,
@@ -63,7 +64,7 @@ class Target:
     tags: list[str] = field(default_factory=list)
 
 
-class State:
+class SyncRows:
     """The sync tables of one database connection (the store's: written inside its transactions)."""
 
     def __init__(self, db: apsw.Connection) -> None:
@@ -228,6 +229,71 @@ class State:
         if when is not None:
             self.db.execute("UPDATE sync_machines SET last_change = max(coalesce(last_change, 0), ?) "
                             "WHERE machine = ?", (when, machine))
+
+    # -- what changed here (m008's triggers note it while sync is on) -------------------------------
+    def note_all_changed(self) -> None:
+        """Every memory of the store counts as changed (a machine joining a set brings all of them)."""
+        self.db.execute("INSERT OR IGNORE INTO sync_changes(memory_id) SELECT id FROM memories")
+
+    def changed_ids(self) -> list[str]:
+        return [str(r[0]) for r in self.db.execute("SELECT memory_id FROM sync_changes")]
+
+    def done_changes(self, ids: Sequence[str]) -> None:
+        for i in range(0, len(ids), 500):
+            chunk = list(ids[i:i + 500])
+            self.db.execute(f"DELETE FROM sync_changes WHERE memory_id IN ({','.join('?' * len(chunk))})", chunk)
+
+    def pending(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM sync_changes").fetchone()[0])  # type: ignore[index]
+
+    def drop_meta(self, keys: Iterable[str]) -> None:
+        for key in keys:
+            self.db.execute("DELETE FROM meta WHERE key = ?", (key,))
+
+    # -- the machines of the set ----------------------------------------------------------------
+    def machines(self) -> list[tuple[str, str, int, int, float | None, int | None]]:
+        """(machine, name, covered, last_seq, last_change, removed_at) of every machine heard of, by name."""
+        return [(str(m), str(n), int(c), int(s), None if w is None else float(w), None if r is None else int(r))
+                for m, n, c, s, w, r in self.db.execute(
+                    "SELECT machine, name, covered, last_seq, last_change, removed_at FROM sync_machines "
+                    "ORDER BY name")]
+
+    def cuts(self) -> dict[str, int]:
+        """The removed machines and how far their logs are kept."""
+        return {str(m): int(c) for m, c in self.db.execute(
+            "SELECT machine, removed_at FROM sync_machines WHERE removed_at IS NOT NULL ORDER BY machine")}
+
+    def removed_at(self, machine: str) -> int | None:
+        row = self.db.execute("SELECT removed_at FROM sync_machines WHERE machine = ?", (machine,)).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
+
+    def set_removed_at(self, machine: str, at: int) -> None:
+        self.db.execute("INSERT OR IGNORE INTO sync_machines(machine) VALUES (?)", (machine,))
+        self.db.execute("UPDATE sync_machines SET removed_at = ? WHERE machine = ?", (at, machine))
+
+    def members(self) -> list[tuple[str, str, int]]:
+        """(machine, name, covered) of the machines not removed."""
+        return [(str(m), str(n), int(c)) for m, n, c in self.db.execute(
+            "SELECT machine, name, covered FROM sync_machines WHERE removed_at IS NULL")]
+
+    def public_keys(self, but: str) -> list[tuple[str, str]]:
+        """(machine, public key) of the machines not removed whose key is known, but `but`."""
+        return [(str(m), str(p)) for m, p in self.db.execute(
+            "SELECT machine, public_key FROM sync_machines WHERE removed_at IS NULL AND machine != ? "
+            "AND public_key != ''", (but,))]
+
+    def log_holds(self, groups: Iterable[str], machine: str) -> bool:
+        """Whether `machine`'s log holds an op about these groups' memories (an add, or a value it set)."""
+        groups_ = sorted(groups)
+        for i in range(0, len(groups_), 500):
+            chunk = groups_[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            if self.db.execute(
+                    f"SELECT EXISTS (SELECT 1 FROM sync_adds a WHERE a.grp IN ({marks}) AND (a.hlc LIKE ? OR EXISTS "
+                    "(SELECT 1 FROM sync_registers r WHERE r.memory_id = a.memory_id AND r.hlc LIKE ?)))",
+                    [*chunk, "%-" + machine, "%-" + machine]).fetchone()[0]:  # type: ignore[index]
+                return True
+        return False
 
     def clear(self) -> None:
         for table in ("sync_changes", "sync_adds", "sync_registers", "sync_tombstones", "sync_applied",
