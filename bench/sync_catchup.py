@@ -95,7 +95,12 @@ def main() -> int:
             b.sync.secrets = secrets
             r0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
             t0 = time.perf_counter()
-            b.sync_setup(shared, phrase=phrase, name="B")
+            status = b.sync_setup(shared, phrase=phrase, name="B")
+            steps = 1
+            while status.catching_up:  # as the CLI and the engine host do: one bounded step after another
+                status = b.sync_now()
+                steps += 1
+            out["b_catchup_steps"] = steps
             out["b_catchup_s"] = round(time.perf_counter() - t0, 1)
             out["b_catchup_per_s"] = round(out["a_count"] / out["b_catchup_s"], 1)
             out["peak_rss_mb"] = round(max(r0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024, 1)

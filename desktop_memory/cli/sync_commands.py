@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ def cmd_sync(service: MemoryOperations, args: argparse.Namespace) -> int:
         out(service.sync_phrase())
         return 0
     if action == "now":
-        status = service.sync_now()
+        status = _until_caught_up(service, service.sync_now())
     elif action == "leave":
         status = service.sync_leave()
     elif action == "remove":
@@ -67,7 +68,7 @@ def _setup(service: MemoryOperations, args: argparse.Namespace) -> int:
     folder = Path(args.folder).expanduser()
     if not folder.is_dir():  # said here too: the engine may run elsewhere than this command's working folder
         raise InvalidInput(f"{one_line(str(folder))} is not a folder: make it (or let your sync app make it) first")
-    status = service.sync_setup(folder.absolute(), phrase, args.name)
+    status = _until_caught_up(service, service.sync_setup(folder.absolute(), phrase, args.name))
     out(status.line())
     if phrase is None and _alone(status):
         out("")
@@ -78,6 +79,18 @@ def _setup(service: MemoryOperations, args: argparse.Namespace) -> int:
         out("On your other machine run: desktop-memory sync setup <FOLDER there> --phrase -")
         out("and type or paste the phrase. `desktop-memory sync phrase` shows it again.")
     return 1 if status.problem else 0
+
+
+def _until_caught_up(service: MemoryOperations, status: SyncStatus) -> SyncStatus:
+    """Step on while the engine says more is waiting (each step is a call of its own: the app's searches and the
+    other front ends' calls go in between)."""
+    said = False
+    while status.catching_up and not status.problem:
+        if not said:
+            print("catching up with the other machines' memories...", file=sys.stderr, flush=True)
+            said = True
+        status = service.sync_now()
+    return status
 
 
 def _alone(status: SyncStatus) -> bool:

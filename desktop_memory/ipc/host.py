@@ -91,16 +91,17 @@ def serve(data_dir: Path, *, enrich: bool = True, stdin_fd: int = 0, out: IO[str
     if service.web.spool_folder.is_dir():  # the browser's host has been used: its spool is drained now
         lane.put(lambda: _open_spool(service))  # after READY: the keyring may take a moment
     next_sync = time.monotonic() + 5.0  # soon after the start: what the other machines did meanwhile
-    syncing = threading.Event()
+    syncing, more = threading.Event(), threading.Event()  # a step queued; the last step left more to store
     try:
         while not stop.wait(0.25):  # short waits: the main thread runs the signal handlers in between
             if service_idle_s is not None and server.idle_for() >= service_idle_s:
                 log.info("engine service idle for %.0f s: stopping", service_idle_s)
                 break
-            if time.monotonic() >= next_sync and not syncing.is_set():
+            if (time.monotonic() >= next_sync or more.is_set()) and not syncing.is_set():
                 next_sync = time.monotonic() + SYNC_EVERY_S
+                more.clear()
                 syncing.set()
-                lane.put(lambda: _sync(service, syncing))
+                lane.put(lambda: _sync(service, syncing, more))  # behind others' requests: they go first
     finally:
         log.info("engine host stopping")
         server.close()
@@ -120,12 +121,15 @@ def _open_spool(service: MemoryService) -> None:
         log.debug("opening the spool failed", exc_info=True)
 
 
-def _sync(service: MemoryService, running: threading.Event) -> None:
-    """Exchange with the sync folder when sync is set up (service/sync.py); a problem is the status's line (the
-    tray and `sync status` show it) and one line in the log, never a stop of the engine."""
+def _sync(service: MemoryService, running: threading.Event, more: threading.Event) -> None:
+    """One step of the exchange with the sync folder when sync is set up (service/sync.py; `more` when it stopped
+    with more to store: the next step follows at once, after what others asked meanwhile); a problem is the
+    status's line (the tray and `sync status` show it) and one line in the log, never a stop of the engine."""
     try:
         if service.sync.configured:
             status = service.sync.sync_now()
+            if status.catching_up:
+                more.set()
             if status.problem:
                 log.info("sync: %s", status.problem)
     except Exception as exc:  # noqa: BLE001 - barrier: the engine goes on serving without this round

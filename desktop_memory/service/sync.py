@@ -41,10 +41,12 @@ if TYPE_CHECKING:
     from .vector_sync import VectorSync
 
 log = logging.getLogger(__name__)
-KEY_ENTRY = "sync-key:"  # + the set id: {"keys": {epoch: hex}, "private": hex} in the OS keyring
+KEY_ENTRY = "sync-key:"  # + set id + ":" + machine id: {"keys": {epoch: hex}, "private", "public"} in the keyring
 SEGMENT_OPS = 5000  # ops per log segment
 COMPACT_AFTER = 64  # own segments before they are replaced by a snapshot
-APPLY_BATCH = 20000  # ops applied to the store at a time (a new machine's catch-up)
+APPLY_BATCH = 5000  # ops applied to the store at a time (a new machine's catch-up)
+# one `sync_now` stops reading and storing after about this long: the engine lane serves others in between
+STEP_S = float(os.environ.get("DESKTOP_MEMORY_SYNC_STEP_S", "8"))
 INSERT_BATCH = 256  # new memories embedded and stored at a time
 
 
@@ -69,6 +71,8 @@ class Sync:
         self.secrets = secrets or Secrets()
         self.wall = wall
         self._problem: str | None = None
+        self._deadline: float | None = None  # this step's end (time.monotonic)
+        self._behind = False  # the last step stopped with more of the others' logs to read
         self._unreadable: dict[str, tuple[int, float]] = {}  # files that did not open: (size, since)
         self._foreign: set[tuple[str, int]] = set()  # conflict copies already read: (path, size)
 
@@ -91,12 +95,16 @@ class Sync:
         return wire.sync_dir(Path(self._meta("folder") or ""))
 
     def _keyring(self) -> dict[str, Any]:
-        raw = self.secrets.get(KEY_ENTRY + (self._meta("set") or ""))
+        raw = self.secrets.get(self._entry())
         if not raw:
             raise KeyringUnavailable("this machine's sync key is not in the OS keyring: join the set again with "
                                      "`desktop-memory sync setup FOLDER --phrase ...`")
         data = json.loads(raw)
         return data if isinstance(data, dict) else {}
+
+    def _entry(self, set_id: str | None = None, machine: str | None = None) -> str:
+        """This machine's keyring entry (one per data folder: two folders on one computer never share one)."""
+        return f"{KEY_ENTRY}{set_id or self._meta('set') or ''}:{machine or self._meta('machine') or ''}"
 
     def _keys(self) -> dict[int, bytes]:
         return {int(e): bytes.fromhex(k) for e, k in self._keyring().get("keys", {}).items()}
@@ -110,6 +118,11 @@ class Sync:
         if self.configured:
             if Path(self._meta("folder") or "") == shared.resolve():
                 return self.sync_now()
+            with contextlib.suppress(wire.NotOurs, OSError):  # the folder moved (or is reached by another path now)
+                found = wire.read_set(wire.sync_dir(shared)) if shared.is_dir() else None
+                if found is not None and found[0] == self._meta("set"):
+                    self._set_meta_now("folder", str(shared.resolve()))
+                    return self.sync_now()
             raise InvalidInput(f"this machine already syncs through {self._meta('folder')}: run `desktop-memory sync "
                                "leave` first")
         if not shared.is_dir():
@@ -145,8 +158,8 @@ class Sync:
 
         private, public = new_keypair()
         machine = wire.new_machine_id()
-        self.secrets.set(KEY_ENTRY + set_id, json.dumps({"keys": {str(epoch): key.hex()}, "private": private.hex(),
-                                                         "public": public.hex()}))
+        self.secrets.set(self._entry(set_id, machine), json.dumps(
+            {"keys": {str(epoch): key.hex()}, "private": private.hex(), "public": public.hex()}))
         label = (name or socket.gethostname() or "this machine").strip()[:80] or "this machine"
         with self.store.transaction():
             self._state.clear()
@@ -166,13 +179,13 @@ class Sync:
     def sync_leave(self) -> SyncStatus:
         if not self.configured:
             return self.sync_status()
-        set_id = self._meta("set") or ""
+        entry = self._entry()
         with self.store.transaction():
             self._state.clear()
             self._state.drop_meta("sync." + k for k in ("on", "folder", "set", "machine", "name", "epoch", "clock",
                                                          "seq", "last", "cuts"))
         with contextlib.suppress(Exception):  # the keyring may be gone: the folder no longer syncs anyway
-            self.secrets.delete(KEY_ENTRY + set_id)
+            self.secrets.delete(entry)
         return self.sync_status()
 
     def _need(self) -> None:
@@ -198,7 +211,8 @@ class Sync:
                 with contextlib.suppress(OSError):
                     written += entry.stat().st_size
         return SyncStatus(True, self._meta("folder"), me, self._meta("name") or "", machines,
-                          float(last) if last else None, self._problem or self._folder_problem(), pending, written)
+                          float(last) if last else None, self._problem or self._folder_problem(), pending, written,
+                          self._behind)
 
     def _folder_problem(self) -> str | None:
         where = self._where()
@@ -208,8 +222,12 @@ class Sync:
 
     # -- syncing -------------------------------------------------------------------------------
     def sync_now(self) -> SyncStatus:
+        """One step: this machine's changes written, then the others' read and stored for about STEP_S; the status
+        says `catching_up` when more is waiting (the engine host steps again at once; `sync now` in the CLI too)."""
         self._need()
         self._problem = None
+        self._behind = False
+        self._deadline = time.monotonic() + STEP_S
         where = self._where()
         problem = self._folder_problem()
         if problem is None:
@@ -324,7 +342,7 @@ class Sync:
     # -- the other machines' changes -------------------------------------------------------------
     def _read_others(self, where: Path, keys: dict[int, bytes], clock: hlc.Clock, me: str) -> None:
         for _ in range(4):  # again when another machine's cut let more of a removed machine's log in
-            if not self._read_pass(where, keys, clock, me):
+            if not self._read_pass(where, keys, clock, me) or self._behind:
                 break
         if self._cuts() != json.loads(self._meta("cuts") or "{}") or not int(self._meta("seq") or 0):
             # this machine's cuts, for the others to agree on; or its name and public key, so that the others
@@ -344,6 +362,9 @@ class Sync:
         for entry in sorted(wire.listing(where), key=lambda e: (e.kind != "snapshot", e.machine, e.seq)):
             if entry.kind not in ("segment", "snapshot") or entry.machine == me:
                 continue
+            if self._behind or (pending and self._late()):
+                self._behind = True  # the rest in the next step
+                break
             covered, seqs = state.applied(entry.machine)
             if entry.canonical and (entry.seq <= covered or (entry.kind == "segment" and entry.seq in seqs)):
                 continue
@@ -392,7 +413,7 @@ class Sync:
             pending.append((machine, seq if entry.canonical else 0, snapshot,
                             [op for op in ops if isinstance(op, dict)]))
             count += len(ops)
-            if count >= APPLY_BATCH:
+            if count >= APPLY_BATCH or self._late():
                 own_snapshot_needed |= self._apply_files(pending, me)
                 pending, count = [], 0
         if pending:
@@ -445,7 +466,9 @@ class Sync:
             groups: set[str] = set()
             for _, _, _, ops in files:
                 groups |= state.apply(ops)
-        self._materialize(groups)
+        if not self._materialize(groups, bounded=True):
+            self._behind = True  # these files again in the next step (applying them twice changes nothing)
+            return holds
         with self.store.transaction():
             for machine, seq, snapshot, _ in files:  # seq 0: a conflict copy (never counted as its seq's segment)
                 state.mark_applied(machine, [] if snapshot or not seq else [seq], snapshot=seq if snapshot else 0)
@@ -462,8 +485,14 @@ class Sync:
             return 0
 
     # -- the store made to say what the ops say ----------------------------------------------------
-    def _materialize(self, groups: Iterable[str]) -> None:
+    def _late(self) -> bool:
+        return self._deadline is not None and time.monotonic() > self._deadline
+
+    def _materialize(self, groups: Iterable[str], *, bounded: bool = False) -> bool:
+        """Make the store say what these groups are; with `bounded`, new memories are stored until the step's time
+        is up (False: some are left for the next step)."""
         state = self._state
+        complete = True
         inserts: list[Target] = []
         changed_texts: list[str] = []
         touched: list[str] = []
@@ -500,6 +529,9 @@ class Sync:
         if changed_texts:
             self.vectors.embed_passages(changed_texts)
         for start in range(0, len(inserts), INSERT_BATCH):
+            if bounded and start and self._late():
+                complete = False
+                break
             batch = inserts[start:start + INSERT_BATCH]
             prepared = [Prepared(0, _memory(t, self.wall()), {}) for t in batch]
             self.vectors.embedding_ready()
@@ -511,6 +543,7 @@ class Sync:
             with self.store.transaction():
                 self._state.done_changes(touched)
             self.vectors.sync()
+        return complete
 
     def _local_rows(self, members: list[str]) -> list[Memory]:
         """The rows of this store that belong to a group (normally one), in the group's order."""
@@ -601,7 +634,7 @@ class Sync:
     def _save_keys(self, keys: dict[int, bytes]) -> None:
         data = self._keyring()
         data["keys"] = {str(e): k.hex() for e, k in keys.items()}
-        self.secrets.set(KEY_ENTRY + (self._meta("set") or ""), json.dumps(data))
+        self.secrets.set(self._entry(), json.dumps(data))
 
     def _take_new_keys(self, where: Path, keys: dict[int, bytes]) -> dict[int, bytes]:
         """Keys the set moved to (after a removal) granted to this machine, and the older ones a joiner needs."""

@@ -36,6 +36,7 @@ class SyncStatus:
     problem: str | None = None  # one line for a person, or None
     pending: int = 0  # local changes not yet written to the folder
     written_bytes: int = 0  # bytes this machine's log holds in the folder
+    catching_up: bool = False  # the last exchange stopped with more of the other machines' changes to store
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -48,6 +49,8 @@ class SyncStatus:
             return "Sync is off"
         if self.problem:
             return f"Sync: {self.problem}"
+        if self.catching_up:
+            return "Sync: catching up with the other machines' memories"
         others = sum(1 for m in self.machines if not m.me and not m.removed)
         if self.last_sync is None:
             return "Sync is set up; not synced yet"
