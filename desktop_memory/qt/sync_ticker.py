@@ -31,19 +31,23 @@ class SyncTicker(QObject):
         self.bridge = bridge
         self.status = SyncStatus()
         self.failure = ""  # the last tick's error while sync is set up
+        self._stopped = False
         self.timer = QTimer(self, interval=interval_ms)
         self.timer.timeout.connect(self.tick)
 
     def start(self) -> None:
-        if not self.timer.isActive():
+        if not self.timer.isActive() and not self._stopped:
             self.timer.start()
             self.tick()
 
     def stop(self) -> None:
+        """For good (the app quits): a start asked for later (the model loaded meanwhile) does nothing."""
+        self._stopped = True
         self.timer.stop()
 
     def tick(self) -> None:
-        self.bridge.submit(read_status, self.show, self._failed, lane=LANE)
+        if not self._stopped:
+            self.bridge.submit(read_status, self.show, self._failed, lane=LANE)
 
     def show(self, status: SyncStatus) -> None:
         """A status from a tick or from the Settings window's Sync tab."""
