@@ -271,8 +271,11 @@ class World:
             assert newest > 0 and newest not in self.svc[gone_machine].sync._keys()
         # a purged text is nowhere: no store, no sync table, no log file still there (decrypted)
         alive = set(contents)
-        gone = {t for _, t in self.added
-                if content_hash(t) in self.purged and t not in alive and t not in self.edit_texts}
+        # a group still alive (its memory edited to another text) keeps its first text in its log: not purged
+        state = self.svc[live[0]].sync._state
+        alive_groups = {known[0] for m in self.memories(live[0]) if (known := state.add_of(m.id))}
+        gone = {t for _, t in self.added if content_hash(t) in self.purged and content_hash(t) not in alive_groups
+                and t not in alive and t not in self.edit_texts}
         keys = {}
         for n in live:
             s = self.svc[n]
