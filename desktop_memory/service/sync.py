@@ -559,8 +559,10 @@ class Sync:
                                      ).fetchall()
         hits = [(str(r[0]), str(r[1]), int(r[2])) for r in rows]  # type: ignore[arg-type]
         hits = [r for r in hits if r[0] != me]
-        # a machine's name first: "c" or "bad" must not also pick the machines whose hex id starts so
-        hits = [r for r in hits if r[1].lower() == wanted] or [r for r in hits if r[0].startswith(wanted)]
+        # a machine's name first: "c" or "bad" must not also pick the machines whose hex id starts so; an id by at
+        # least four of its characters (a name this machine has not heard yet must not pick another machine)
+        hits = [r for r in hits if r[1].lower() == wanted] or [r for r in hits if len(wanted) >= 4
+                                                               and r[0].startswith(wanted)]
         if not wanted or not hits:
             raise NotFound(f"no other machine of the sync set is called {machine!r}: `desktop-memory sync status` "
                            "lists them")
