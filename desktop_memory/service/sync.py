@@ -379,7 +379,13 @@ class Sync:
             if machine in removed and seq > removed[machine]:
                 continue
             if machine not in removed:
-                rose |= self._raise_cuts(payload.get("cuts"), me)
+                cuts = payload.get("cuts")
+                if pending and isinstance(cuts, dict) and set(cuts) - set(removed) - {me}:
+                    # a removal learned here: what was read before counts as applied (the cut is at least that)
+                    own_snapshot_needed |= self._apply_files(pending, me)
+                    pending, count = [], 0
+                rose |= self._raise_cuts(cuts, me)
+                removed = self._cuts()  # a later file of the removed machine is held to its cut in this pass too
             for op in ops:
                 if isinstance(op, dict) and "t" in op:
                     with contextlib.suppress(ValueError, TypeError):

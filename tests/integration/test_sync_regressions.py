@@ -27,3 +27,29 @@ def test_remove_never_picks_a_machine_by_one_letter_of_its_id(tmp_path: Path, mo
         assert [m.name for m in got.machines if m.removed] == ["B"]
     finally:
         w.close()
+
+
+def test_a_removal_learned_mid_read_holds_the_removed_machine_to_its_cut(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """B learns that C was removed from A's log in the same read as C's segment past A's cut: B's own cut is at least
+    what it read before (and published, so A reads that far too), never below what it applies."""
+    deterministic(monkeypatch, 3)
+    w = World(tmp_path, random.Random(3))
+    try:
+        w.deliver("B", "A")
+        w.deliver("C", "A")
+        w.sync("A")  # A knows B and C (their first segments)
+        w.add("C", "written on C before its removal reached it")
+        w.sync("C")
+        w.deliver("C", "A")
+        w.svc["A"].sync_remove(w.me("C"))
+        w.removed.add("C")
+        for f in w.sdir("A").rglob("*"):  # A's files reach B (C's log among them), the removal record not yet
+            rel = f.relative_to(w.sdir("A"))
+            if f.is_file() and not f.name.startswith(("removed-", ".")) and rel.parts[0] != f"m-{w.me('B')}":
+                (w.sdir("B") / rel).parent.mkdir(parents=True, exist_ok=True)
+                (w.sdir("B") / rel).write_bytes(f.read_bytes())
+        w.sync("B")
+        w.check()  # the same memories everywhere (with or without C's last change: the same on both)
+    finally:
+        w.close()
