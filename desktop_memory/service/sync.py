@@ -71,6 +71,7 @@ class Sync:
         self._problem: str | None = None
         self._unreadable: dict[str, tuple[int, float]] = {}  # files that did not open: (size, since)
         self._foreign: set[tuple[str, int]] = set()  # conflict copies already read: (path, size)
+        self._adopt: set[str] = set()  # removed machines whose log was applied in this sync (their ops are kept on)
 
     # -- meta ----------------------------------------------------------------------------------
     def _meta(self, key: str) -> str | None:
@@ -325,13 +326,19 @@ class Sync:
 
     # -- the other machines' changes -------------------------------------------------------------
     def _read_others(self, where: Path, keys: dict[int, bytes], clock: hlc.Clock, me: str) -> None:
+        self._adopt = set()
         for _ in range(4):  # again when another machine's cut let more of a removed machine's log in
             if not self._read_pass(where, keys, clock, me):
                 break
-        if self._cuts() != json.loads(self._meta("cuts") or "{}") or not int(self._meta("seq") or 0):
+        cuts = self._cuts()
+        changed = cuts != json.loads(self._meta("cuts") or "{}")
+        if changed or self._adopt or not int(self._meta("seq") or 0):
             # this machine's cuts, for the others to agree on; or its name and public key, so that the others
-            # know it (and can give it the set's next key) before it has changed anything
-            self._write_segment(where, keys, [], clock)
+            # know it (and can give it the set's next key) before it has changed anything. And a removed machine's
+            # ops in effect here (up to its cut), carried on in this log: a machine that can no longer read that part
+            # of the removed machine's log (compacted into a snapshot past the cut) gets them from here
+            adopt = sorted(set(cuts) if changed else self._adopt & set(cuts))
+            self._write_segment(where, keys, [op for m in adopt for op in self._state.own_ops(m)], clock)
         self._grant_missing(where, keys, me)
 
     def _read_pass(self, where: Path, keys: dict[int, bytes], clock: hlc.Clock, me: str) -> bool:
@@ -397,6 +404,8 @@ class Sync:
                 state.saw_machine(machine, name=str(payload.get("name") or "")[:80] or None,
                                   public_key=str(payload.get("public") or "") or None, seq=seq,
                                   when=_seconds(payload.get("t")))
+            if machine in removed:
+                self._adopt.add(machine)
             pending.append((machine, seq if entry.canonical else 0, snapshot,
                             [op for op in ops if isinstance(op, dict)]))
             count += len(ops)
@@ -462,18 +471,20 @@ class Sync:
         return holds
 
     def _log_holds(self, groups: set[str], me: str) -> bool:
-        """Whether this machine's log holds an op about these groups' memories (an add, or a value it set)."""
+        """Whether this machine's log holds an op about these groups' memories (an add, or a value it set; or one of a
+        removed machine, carried on here)."""
         if not groups:
             return False
         groups_ = sorted(groups)
-        for i in range(0, len(groups_), 500):
-            chunk = groups_[i:i + 500]
-            marks = ",".join("?" * len(chunk))
-            if self.store.scalar(
-                    f"SELECT EXISTS (SELECT 1 FROM sync_adds a WHERE a.grp IN ({marks}) AND (a.hlc LIKE ? OR EXISTS "
-                    "(SELECT 1 FROM sync_registers r WHERE r.memory_id = a.memory_id AND r.hlc LIKE ?)))",
-                    [*chunk, "%-" + me, "%-" + me]):
-                return True
+        for machine in (me, *self._cuts()):
+            for i in range(0, len(groups_), 500):
+                chunk = groups_[i:i + 500]
+                marks = ",".join("?" * len(chunk))
+                if self.store.scalar(
+                        f"SELECT EXISTS (SELECT 1 FROM sync_adds a WHERE a.grp IN ({marks}) AND (a.hlc LIKE ? OR "
+                        "EXISTS (SELECT 1 FROM sync_registers r WHERE r.memory_id = a.memory_id AND r.hlc LIKE ?)))",
+                        [*chunk, "%-" + machine, "%-" + machine]):
+                    return True
         return False
 
     def _own_segments(self, where: Path, me: str) -> int:
@@ -547,7 +558,7 @@ class Sync:
         remove the segments and snapshots it covers."""
         me = self._meta("machine") or ""
         mine = wire.machine_dir(where, me)
-        ops = list(self._state.own_ops(me))
+        ops = [op for m in (me, *self._cuts()) for op in self._state.own_ops(m)]  # a removed machine's: carried on
         seq = self._write_segment(where, keys, ops, clock, snapshot=True)
         if not (mine / wire.segment_name(seq, snapshot=True)).is_file():
             return

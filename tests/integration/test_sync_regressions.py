@@ -53,3 +53,31 @@ def test_a_removal_learned_mid_read_holds_the_removed_machine_to_its_cut(tmp_pat
         w.check()  # the same memories everywhere (with or without C's last change: the same on both)
     finally:
         w.close()
+
+
+def test_a_removed_machine_compacted_past_its_cut_still_reaches_every_machine(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """C's change reached A, then C compacted its log into a snapshot past the cut A gave it when it removed C: B,
+    which never read C's segments, gets the change from A's log (a removed machine's ops are carried on)."""
+    deterministic(monkeypatch, 3)
+    w = World(tmp_path, random.Random(3))
+    try:
+        w.deliver("B", "A")
+        w.deliver("C", "A")
+        w.sync("A")
+        w.add("C", "written on C, read by A before C was removed")
+        w.sync("C")
+        w.deliver("C", "A")
+        w.sync("A")
+        c = w.svc["C"].sync
+        c.compact(c._where(), c._keys(), c._clock())  # C's segments replaced by a snapshot (seq past A's cut)
+        w.propagate_deletions()
+        w.svc["A"].sync_remove(w.me("C"))
+        w.removed.add("C")
+        w.deliver("A", "B")
+        w.sync("B")  # B knows of the removal before any of C's log reaches it
+        w.deliver("C", "B")
+        w.check()
+        assert any("read by A before" in m.content for m in w.memories("B"))
+    finally:
+        w.close()
