@@ -273,7 +273,8 @@ class Sync:
             m = found.get(mid)
             if m is None:
                 if known is not None and state.target(known[0]).memory_id is not None:
-                    ops.append({"o": "purge", "g": known[0], "t": clock.now()})
+                    t = clock.now()
+                    ops.append({"o": "purge", "g": known[0], "t": t, "m": state.purged_members(known[0], t)})
                 continue
             if known is None:
                 vals = values_of(m)

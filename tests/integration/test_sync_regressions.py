@@ -81,3 +81,37 @@ def test_a_removed_machine_compacted_past_its_cut_still_reaches_every_machine(
         assert any("read by A before" in m.content for m in w.memories("B"))
     finally:
         w.close()
+
+
+def test_a_purged_memorys_values_go_where_its_add_never_arrived(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """C read B's title of a memory whose add it never saw (A compacted it away after purging it): the purge names
+    the memories it removes, so the title does not stay behind in C's sync tables."""
+    deterministic(monkeypatch, 3)
+    w = World(tmp_path, random.Random(3))
+    try:
+        for n in "BC":
+            w.deliver(n, "A")
+        w.sync("A")
+        w.add("A", "a note A purges later")
+        w.sync("A")
+        w.deliver("A", "B")
+        w.sync("B")
+        mid = next(m.id for m in w.memories("B") if m.content == "a note A purges later")
+        w.svc["B"].edit(mid, title="secret title of a purged note")
+        w.sync("B")
+        own = w.sdir("B") / f"m-{w.me('B')}"  # B's log only: C never sees the add
+        (w.sdir("C") / own.name).mkdir(parents=True, exist_ok=True)
+        for f in own.glob("*.dms"):
+            (w.sdir("C") / own.name / f.name).write_bytes(f.read_bytes())
+        w.sync("C")
+        w.purged.add(w.svc["A"].get(mid).content_hash)
+        w.svc["A"].purge([mid])
+        w.sync("A")  # A's log held the add: compacted away
+        w.propagate_deletions()
+        w.check()
+        for n in "ABC":
+            values = [str(v) for (v,) in w.svc[n].store.db.execute("SELECT value FROM sync_registers")]
+            assert not any("secret title" in v for v in values), n
+    finally:
+        w.close()
