@@ -426,7 +426,10 @@ class Sync:
     # A removal record says how far the remover had applied the removed machine's log; another machine may have
     # applied more of it before it learned of the removal. Each machine therefore keeps the removed machine's log
     # up to the highest cut any remaining machine published (its own: as far as it had applied when it learned),
-    # and publishes its cuts in its segments: every machine ends with the same part of that log.
+    # and publishes its cuts in its segments: every machine ends with the same part of that log. The removed
+    # machine may have compacted that part into a snapshot past the cut (unreadable then): so every remaining
+    # machine also writes the removed machine's ops in effect here into its own log and snapshots (`_read_others`,
+    # `compact`), and a machine that could not read them from the removed machine's log gets them from there.
     def _cuts(self) -> dict[str, int]:
         return {str(m): int(c) for m, c in self.store.db.execute(
             "SELECT machine, removed_at FROM sync_machines WHERE removed_at IS NOT NULL ORDER BY machine")}
