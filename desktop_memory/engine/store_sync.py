@@ -5,7 +5,7 @@ Every change travels as an op:
   add    {"o": "add", "id", "g": group, "t": clock, "r": {source, source_app, source_url, created_at, metadata,
           importance, redactions}, "v": {content, title, pinned, forgotten, tags}}
   set    {"o": "set", "id", "f": field, "t": clock, "v": value}   field: content, title, pinned, forgotten, tag:<name>
-  purge  {"o": "purge", "g": group, "t": clock}
+  purge  {"o": "purge", "g": group, "t": clock, "m": {memory id: its add's clock}}  (m: the members it removes)
 A memory is a group: every add of the same text (its hash when added), on whichever machine, is one memory. The
 group lives while an add of it is newer than its tombstone (a purge removes every add up to its clock; the same
 text captured again afterwards is a new memory). Each field is the value of the newest `set` (or add) of any
@@ -97,6 +97,12 @@ class SyncRows:
                     grp = str(op["g"])
                     self.db.execute("INSERT INTO sync_tombstones(grp, hlc) VALUES (?, ?) ON CONFLICT(grp) DO UPDATE "
                                     "SET hlc = excluded.hlc WHERE excluded.hlc > sync_tombstones.hlc", (grp, t))
+                    # the members it removes, known here even when their add never arrives (compacted away after the
+                    # purge): a value set on one of them is then dropped with the group's texts
+                    for mid, added in (op.get("m") or {}).items():
+                        if str(added) <= t:
+                            self.db.execute("INSERT OR IGNORE INTO sync_adds(memory_id, grp, hlc) VALUES (?, ?, ?)",
+                                            (str(mid), grp, str(added)))
                     groups.add(grp)
             except (KeyError, TypeError, ValueError):
                 continue
@@ -120,6 +126,11 @@ class SyncRows:
             out.update(r[0] for r in self.db.execute(
                 f"SELECT DISTINCT grp FROM sync_adds WHERE memory_id IN ({','.join('?' * len(chunk))})", chunk))
         return out
+
+    def purged_members(self, group: str, t: str) -> dict[str, str]:
+        """The group's members a purge at this clock removes: {memory id: its add's clock}."""
+        return {str(m): str(h) for m, h in self.db.execute(
+            "SELECT memory_id, hlc FROM sync_adds WHERE grp = ? AND hlc <= ? ORDER BY memory_id", (group, t))}
 
     def add_of(self, memory_id: str) -> tuple[str, str] | None:
         """(group, clock) of a memory id the set knows."""
@@ -194,7 +205,7 @@ class SyncRows:
             yield {"o": "set", "id": mid, "f": name, "t": hlc, "v": json.loads(str(value))}
         for grp, hlc in tombs.items():
             if hlc.endswith("-" + machine):
-                yield {"o": "purge", "g": grp, "t": hlc}
+                yield {"o": "purge", "g": grp, "t": hlc, "m": self.purged_members(grp, hlc)}
 
     # -- bookkeeping of the other machines' logs -------------------------------------------------
     def applied(self, machine: str) -> tuple[int, set[int]]:

@@ -75,6 +75,7 @@ class Sync:
         self._behind = False  # the last step stopped with more of the others' logs to read
         self._unreadable: dict[str, tuple[int, float]] = {}  # files that did not open: (size, since)
         self._foreign: set[tuple[str, int]] = set()  # conflict copies already read: (path, size)
+        self._adopt: set[str] = set()  # removed machines whose log was applied in this sync (their ops are kept on)
 
     # -- meta ----------------------------------------------------------------------------------
     def _meta(self, key: str) -> str | None:
@@ -288,7 +289,8 @@ class Sync:
             m = found.get(mid)
             if m is None:
                 if known is not None and state.target(known[0]).memory_id is not None:
-                    ops.append({"o": "purge", "g": known[0], "t": clock.now()})
+                    t = clock.now()
+                    ops.append({"o": "purge", "g": known[0], "t": t, "m": state.purged_members(known[0], t)})
                 continue
             if known is None:
                 vals = values_of(m)
@@ -341,13 +343,19 @@ class Sync:
 
     # -- the other machines' changes -------------------------------------------------------------
     def _read_others(self, where: Path, keys: dict[int, bytes], clock: hlc.Clock, me: str) -> None:
+        self._adopt = set()
         for _ in range(4):  # again when another machine's cut let more of a removed machine's log in
             if not self._read_pass(where, keys, clock, me) or self._behind:
                 break
-        if self._cuts() != json.loads(self._meta("cuts") or "{}") or not int(self._meta("seq") or 0):
+        cuts = self._cuts()
+        changed = cuts != json.loads(self._meta("cuts") or "{}")
+        if changed or self._adopt or not int(self._meta("seq") or 0):
             # this machine's cuts, for the others to agree on; or its name and public key, so that the others
-            # know it (and can give it the set's next key) before it has changed anything
-            self._write_segment(where, keys, [], clock)
+            # know it (and can give it the set's next key) before it has changed anything. And a removed machine's
+            # ops in effect here (up to its cut), carried on in this log: a machine that can no longer read that part
+            # of the removed machine's log (compacted into a snapshot past the cut) gets them from here
+            adopt = sorted(set(cuts) if changed else self._adopt & set(cuts))
+            self._write_segment(where, keys, [op for m in adopt for op in self._state.own_ops(m)], clock)
         self._grant_missing(where, keys, me)
 
     def _read_pass(self, where: Path, keys: dict[int, bytes], clock: hlc.Clock, me: str) -> bool:
@@ -398,7 +406,13 @@ class Sync:
             if machine in removed and seq > removed[machine]:
                 continue
             if machine not in removed:
-                rose |= self._raise_cuts(payload.get("cuts"), me)
+                cuts = payload.get("cuts")
+                if pending and isinstance(cuts, dict) and set(cuts) - set(removed) - {me}:
+                    # a removal learned here: what was read before counts as applied (the cut is at least that)
+                    own_snapshot_needed |= self._apply_files(pending, me)
+                    pending, count = [], 0
+                rose |= self._raise_cuts(cuts, me)
+                removed = self._cuts()  # a later file of the removed machine is held to its cut in this pass too
             for op in ops:
                 if isinstance(op, dict) and "t" in op:
                     with contextlib.suppress(ValueError, TypeError):
@@ -410,6 +424,8 @@ class Sync:
                 state.saw_machine(machine, name=str(payload.get("name") or "")[:80] or None,
                                   public_key=str(payload.get("public") or "") or None, seq=seq,
                                   when=_seconds(payload.get("t")))
+            if machine in removed:
+                self._adopt.add(machine)
             pending.append((machine, seq if entry.canonical else 0, snapshot,
                             [op for op in ops if isinstance(op, dict)]))
             count += len(ops)
@@ -429,7 +445,10 @@ class Sync:
     # A removal record says how far the remover had applied the removed machine's log; another machine may have
     # applied more of it before it learned of the removal. Each machine therefore keeps the removed machine's log
     # up to the highest cut any remaining machine published (its own: as far as it had applied when it learned),
-    # and publishes its cuts in its segments: every machine ends with the same part of that log.
+    # and publishes its cuts in its segments: every machine ends with the same part of that log. The removed
+    # machine may have compacted that part into a snapshot past the cut (unreadable then): so every remaining
+    # machine also writes the removed machine's ops in effect here into its own log and snapshots (`_read_others`,
+    # `compact`), and a machine that could not read them from the removed machine's log gets them from there.
     def _cuts(self) -> dict[str, int]:
         return self._state.cuts()
 
@@ -475,8 +494,9 @@ class Sync:
         return holds
 
     def _log_holds(self, groups: set[str], me: str) -> bool:
-        """Whether this machine's log holds an op about these groups' memories (an add, or a value it set)."""
-        return bool(groups) and self._state.log_holds(groups, me)
+        """Whether this machine's log holds an op about these groups' memories (an add, or a value it set; or one of a
+        removed machine, carried on here)."""
+        return bool(groups) and any(self._state.log_holds(groups, machine) for machine in (me, *self._cuts()))
 
     def _own_segments(self, where: Path, me: str) -> int:
         try:
@@ -556,7 +576,7 @@ class Sync:
         remove the segments and snapshots it covers."""
         me = self._meta("machine") or ""
         mine = wire.machine_dir(where, me)
-        ops = list(self._state.own_ops(me))
+        ops = [op for m in (me, *self._cuts()) for op in self._state.own_ops(m)]  # a removed machine's: carried on
         seq = self._write_segment(where, keys, ops, clock, snapshot=True)
         if not (mine / wire.segment_name(seq, snapshot=True)).is_file():
             return
@@ -571,8 +591,10 @@ class Sync:
         me = self._meta("machine") or ""
         wanted = machine.strip().lower()
         hits = [r for r in self._state.members() if r[0] != me]
-        # a machine's name first: "c" or "bad" must not also pick the machines whose hex id starts so
-        hits = [r for r in hits if r[1].lower() == wanted] or [r for r in hits if r[0].startswith(wanted)]
+        # a machine's name first: "c" or "bad" must not also pick the machines whose hex id starts so; an id by at
+        # least four of its characters (a name this machine has not heard yet must not pick another machine)
+        hits = [r for r in hits if r[1].lower() == wanted] or [r for r in hits if len(wanted) >= 4
+                                                               and r[0].startswith(wanted)]
         if not wanted or not hits:
             raise NotFound(f"no other machine of the sync set is called {machine!r}: `desktop-memory sync status` "
                            "lists them")
