@@ -46,8 +46,12 @@ class SyncTicker(QObject):
         self.timer.stop()
 
     def tick(self) -> None:
-        if not self._stopped:
+        if self._stopped:
+            return
+        try:
             self.bridge.submit(read_status, self.show, self._failed, lane=LANE)
+        except RuntimeError:  # the engine lane closed (the bridge stopped without the app quitting): no more ticks
+            self.stop()
 
     def show(self, status: SyncStatus) -> None:
         """A status from a tick or from the Settings window's Sync tab."""
