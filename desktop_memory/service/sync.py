@@ -367,6 +367,7 @@ class Sync:
         count = 0
         own_snapshot_needed = False
         unreadable = 0
+        read_foreign: list[tuple[str, int]] = []
         for entry in sorted(wire.listing(where), key=lambda e: (e.kind != "snapshot", e.machine, e.seq)):
             if entry.kind not in ("segment", "snapshot") or entry.machine == me:
                 continue
@@ -395,8 +396,8 @@ class Sync:
                 log.debug("sync file %s not read: %s", entry.path.name, exc)
                 continue
             self._unreadable.pop(str(entry.path), None)
-            if not entry.canonical:
-                self._foreign.add((str(entry.path), size))
+            if not entry.canonical:  # not read again in this process once what it holds is stored (end of pass)
+                read_foreign.append((str(entry.path), size))
             if machine == me or (entry.canonical and machine != entry.machine):
                 continue
             snapshot = bool(payload.get("snapshot"))
@@ -434,6 +435,8 @@ class Sync:
                 pending, count = [], 0
         if pending:
             own_snapshot_needed |= self._apply_files(pending, me)
+        if not self._behind:  # a step cut short reads its conflict copies again (applying twice changes nothing)
+            self._foreign.update(read_foreign)
         if unreadable and self._problem is None:
             self._problem = (f"{unreadable} file{'s' if unreadable != 1 else ''} in the sync folder cannot be read "
                              "(still arriving, damaged, or from a set this machine no longer has the key of)")

@@ -83,3 +83,35 @@ def test_two_data_folders_on_one_computer_keep_their_own_keys(pair, tmp_path: Pa
     a.add("After the other folder left: the bike is at the shop")
     status = a.sync_now()
     assert status.configured and status.problem is None and len(keyring.data) == 1
+
+
+def test_a_conflict_copy_cut_short_by_a_step_is_read_again(pair, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step that ends before all of a conflict copy's memories are stored (a long catch-up) reads it again in the
+    next step: none of what it holds is left behind."""
+    import time
+    import uuid
+
+    from desktop_memory.service import sync as sync_component
+    from desktop_memory.sync import wire
+
+    a, b, _ = pair
+    shared = tmp_path / "Sync"
+    shared.mkdir()
+    a.sync_setup(shared, name="a")
+    keys = a.sync._keys()
+    clone = wire.new_machine_id()
+    t = f"{int(time.time() * 1000):015d}-000000-{clone}"
+    ops = [{"o": "add", "id": str(uuid.uuid4()), "g": f"g{i}", "t": t, "r": {"source": "manual"},
+            "v": {"content": f"Cloned machine's note number {i}", "title": "", "pinned": False, "forgotten": False,
+                  "tags": []}} for i in range(300)]
+    copy = wire.machine_dir(wire.sync_dir(shared), clone) / "0000000001.sync-conflict-20261128-101010-ABCDEFG.dms"
+    wire.write_new(copy, wire.seal(keys[0], 0, {"machine": clone, "seq": 1, "name": "clone", "t": t, "ops": ops}))
+    monkeypatch.setattr(sync_component, "STEP_S", 0.0)  # every step ends after its first batch of new memories
+    status = b.sync_setup(shared, phrase=a.sync_phrase(), name="b")
+    for _ in range(10):
+        if not status.catching_up:
+            break
+        status = b.sync_now()
+    texts = {r["content"] for r in b.export_records()}
+    assert all(f"Cloned machine's note number {i}" in texts for i in range(300))
