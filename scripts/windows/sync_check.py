@@ -31,8 +31,10 @@ def main() -> int:
     shared = work / "Sync"
     shared.mkdir(parents=True)
     env = {k: os.environ[k] for k in WINE if k in os.environ}
+    # each command opens its folder itself (no engine service left running between commands: a service started
+    # by the CLI under Wine keeps the command's output pipes open until it idles out)
     env.update(PATH=os.environ.get("PATH", "/usr/bin:/bin"), HOME=os.environ.get("HOME", "/tmp"),
-               DESKTOP_MEMORY_ENCRYPTION="off")
+               DESKTOP_MEMORY_ENCRYPTION="off", DESKTOP_MEMORY_SERVICE="off")
     failures: list[str] = []
 
     def run(machine: str, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
