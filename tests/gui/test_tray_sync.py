@@ -16,22 +16,22 @@ def test_the_tray_shows_the_sync_line_and_follows_the_status(qtbot, start_app, e
     assert not line.isVisible()
 
     engine(app.bridge, lambda s: s.sync_setup(shared, name="laptop"))
-    qtbot.waitUntil(line.isVisible, timeout=10_000)
+    qtbot.waitUntil(line.isVisible, timeout=30_000)
     assert re.fullmatch(r"Synced (just now|\d+ min ago) \(no other machine yet\)", line.text())
     assert not line.isEnabled()
 
     engine(app.bridge, lambda s: s.add("Bring the blue folder to the dentist on Friday"))
-    qtbot.waitUntil(lambda: app.sync.status.pending == 1, timeout=10_000)  # the next tick reads it
+    qtbot.waitUntil(lambda: app.sync.status.pending == 1, timeout=30_000)  # the next tick reads it
     engine(app.bridge, lambda s: s.sync_now())
     qtbot.waitUntil(lambda: app.sync.status.pending == 0 and app.sync.status.machines[0].last_seq >= 1,
-                    timeout=10_000)
+                    timeout=30_000)
 
     shutil.rmtree(shared)
-    qtbot.waitUntil(lambda: line.text().startswith("Sync: the sync folder"), timeout=10_000)
+    qtbot.waitUntil(lambda: line.text().startswith("Sync: the sync folder"), timeout=30_000)
     assert "missing" in line.text() and line.toolTip().startswith("Sync: the sync folder")
 
     engine(app.bridge, lambda s: s.sync_leave())
-    qtbot.waitUntil(lambda: not line.isVisible(), timeout=10_000)
+    qtbot.waitUntil(lambda: not line.isVisible(), timeout=30_000)
 
 
 def test_the_settings_sync_tab_updates_the_tray_at_once(qtbot, start_app, tmp_path) -> None:
