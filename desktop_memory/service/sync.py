@@ -218,7 +218,8 @@ class Sync:
     def _folder_problem(self) -> str | None:
         where = self._where()
         if not where.parent.is_dir():
-            return f"the sync folder {where.parent} is missing (moved or deleted?): set it up again where it is now"
+            # the words that matter first: a tray line cuts a long path short
+            return f"the sync folder is missing (moved or deleted?): {where.parent}: set it up again where it is now"
         return None
 
     # -- syncing -------------------------------------------------------------------------------

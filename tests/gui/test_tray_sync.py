@@ -28,7 +28,8 @@ def test_the_tray_shows_the_sync_line_and_follows_the_status(qtbot, start_app, e
 
     shutil.rmtree(shared)
     qtbot.waitUntil(lambda: line.text().startswith("Sync: the sync folder"), timeout=30_000)
-    assert "missing" in line.text() and line.toolTip().startswith("Sync: the sync folder")
+    assert line.text().startswith("Sync: the sync folder is missing")  # however long its path (cut at 90)
+    assert line.toolTip().startswith("Sync: the sync folder is missing") and str(shared) in line.toolTip()
 
     engine(app.bridge, lambda s: s.sync_leave())
     qtbot.waitUntil(lambda: not line.isVisible(), timeout=30_000)
