@@ -30,20 +30,7 @@ from speed import Corpus  # noqa: E402
 
 from desktop_memory.engine.embed import Embedder  # noqa: E402
 from desktop_memory.service import MemoryService  # noqa: E402
-
-
-class InMemorySecrets:
-    def __init__(self) -> None:
-        self.data: dict[str, str] = {}
-
-    def get(self, name: str) -> str | None:
-        return self.data.get(name)
-
-    def set(self, name: str, value: str) -> None:
-        self.data[name] = value
-
-    def delete(self, name: str) -> bool:
-        return self.data.pop(name, None) is not None
+from tests.fakes import MemorySecrets  # noqa: E402  (the sync key in memory: no keyring needed)
 
 
 def folder_bytes(path: Path) -> tuple[int, int]:
@@ -62,7 +49,7 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=Path("/tmp/dm-sync-bench"))
     ap.add_argument("--keep-a", action="store_true", help="reuse A's data folder if it holds the memories")
     args = ap.parse_args()
-    secrets = InMemorySecrets()
+    secrets = MemorySecrets()
     embedder = Embedder()
     a_dir, b_dir, shared = args.work / "a", args.work / "b", args.work / "shared"
     if not args.keep_a:

@@ -27,7 +27,7 @@ from desktop_memory.core.text import content_hash
 from desktop_memory.service import MemoryService
 from desktop_memory.service import ingest as ingest_module
 from desktop_memory.sync import wire
-from tests.fakes import FakeEmbedder
+from tests.fakes import FakeEmbedder, MemorySecrets
 
 NAMES = ("A", "B", "C")
 SHARED_TEXTS = [  # added on several machines: one memory
@@ -39,22 +39,6 @@ SHARED_TEXTS = [  # added on several machines: one memory
 ]
 LONG = "long text " + " ".join(f"word{i} λ" for i in range(900))  # > 4000 characters
 assert len(LONG) > 4000
-
-
-class Secrets:
-    """One machine's keyring, in memory."""
-
-    def __init__(self) -> None:
-        self.d: dict[str, str] = {}
-
-    def get(self, k: str) -> str | None:
-        return self.d.get(k)
-
-    def set(self, k: str, v: str) -> None:
-        self.d[k] = v
-
-    def delete(self, k: str) -> bool:
-        return self.d.pop(k, None) is not None
 
 
 def deterministic(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
@@ -81,7 +65,7 @@ class World:
         self.svc: dict[str, MemoryService] = {}
         for n in NAMES:
             s = MemoryService(root / f"data-{n}", embedder=FakeEmbedder())
-            s.sync.secrets = Secrets()
+            s.sync.secrets = MemorySecrets()  # one machine's keyring, in memory
             s.sync.wall = (lambda n=n: self.now + self.offset[n])
             (root / f"view-{n}").mkdir(parents=True)
             self.svc[n] = s
