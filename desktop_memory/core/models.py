@@ -45,6 +45,25 @@ def local(ts: float) -> dt.datetime:
         return dt.datetime.fromtimestamp(ts, dt.UTC)
 
 
+def relative_time(ts: float, now: float | None = None) -> str:
+    """'just now', '5 min ago', '3 h ago', 'yesterday', '4 days ago', else the date."""
+    now = dt.datetime.now().timestamp() if now is None else now
+    seconds = now - ts
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h ago"
+    days = int(seconds // 86400)
+    if days == 1:
+        return "yesterday"
+    if days < 7:
+        return f"{days} days ago"
+    when = local(ts)  # "%-d" is glibc's: Windows' strftime refuses it
+    return f"{when.day} {when:%b}" + ("" if when.year == local(now).year else f" {when.year}")
+
+
 def _in_local_zone(ts: float) -> dt.datetime:
     return dt.datetime.fromtimestamp(ts).astimezone()
 

@@ -5,12 +5,12 @@ Plain Python (no Qt), so it is easy to test.
 
 from __future__ import annotations
 
-import datetime as dt
 import html
 import re
 
 from ..core.headline import grounded, headline
-from ..core.models import Memory, local
+from ..core.models import Memory
+from ..core.models import relative_time as relative_time  # the app says times this way everywhere
 from ..core.query import STOP_WORDS
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -88,25 +88,6 @@ def after_title(content: str, title: str) -> str:
     shown = title.rstrip("…").rstrip()
     flat = " ".join(content.split())
     return flat[len(shown):].lstrip(" ,;:") if flat.startswith(shown) else flat
-
-
-def relative_time(ts: float, now: float | None = None) -> str:
-    """'just now', '5 min ago', '3 h ago', 'yesterday', '4 days ago', else the date."""
-    now = dt.datetime.now().timestamp() if now is None else now
-    seconds = now - ts
-    if seconds < 60:
-        return "just now"
-    if seconds < 3600:
-        return f"{int(seconds // 60)} min ago"
-    if seconds < 86400:
-        return f"{int(seconds // 3600)} h ago"
-    days = int(seconds // 86400)
-    if days == 1:
-        return "yesterday"
-    if days < 7:
-        return f"{days} days ago"
-    when = local(ts)
-    return when.strftime("%-d %b" if when.year == local(now).year else "%-d %b %Y")
 
 
 def origin(m: Memory) -> str:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from ..core.models import relative_time as ago  # '5 min ago' as the app says it everywhere
 
 
 @dataclass
@@ -56,16 +57,3 @@ class SyncStatus:
             return "Sync is set up; not synced yet"
         with_ = f"with {others} other machine{'s' if others != 1 else ''}" if others else "(no other machine yet)"
         return f"Synced {ago(self.last_sync, now)} {with_}"
-
-
-def ago(at: float, now: float | None = None) -> str:
-    """'just now', '5 min ago', '3 h ago', '2 days ago'."""
-    s = max(0.0, (time.time() if now is None else now) - at)
-    if s < 60:
-        return "just now"
-    if s < 3600:
-        return f"{int(s // 60)} min ago"
-    if s < 86400:
-        return f"{int(s // 3600)} h ago"
-    days = int(s // 86400)
-    return f"{days} day{'s' if days != 1 else ''} ago"
